@@ -1,0 +1,64 @@
+package identity
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Stable error codes shared by every Agent Protocols service (section 8.1).
+const (
+	CodeInvalidRequest       = "invalid_request"
+	CodeInvalidEvent         = "invalid_event"
+	CodeInvalidEventHash     = "invalid_event_hash"
+	CodeInvalidSignature     = "invalid_signature"
+	CodeInvalidActor         = "invalid_actor"
+	CodeTimestampOutOfWindow = "timestamp_out_of_window"
+	CodeNonceNotGreater      = "nonce_not_greater"
+	CodeInvalidToken         = "invalid_token"
+	CodePermissionDenied     = "permission_denied"
+	CodeNotFound             = "not_found"
+	CodeRateLimited          = "rate_limited"
+	CodePayloadTooLarge      = "payload_too_large"
+)
+
+// Error is a verification failure with a stable code from section 8.1 and,
+// when the input was JSON, the JSON pointer of the offending value.
+type Error struct {
+	Code    string
+	Pointer string
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Pointer != "" {
+		return fmt.Sprintf("%s at %s: %s", e.Code, e.Pointer, e.Message)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorCode returns the stable code of err when it is (or wraps) an *Error,
+// and "" otherwise.
+func ErrorCode(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+func newError(code, pointer, format string, args ...any) *Error {
+	return &Error{Code: code, Pointer: pointer, Message: fmt.Sprintf(format, args...)}
+}
+
+// eventError converts a strict-parsing failure into an invalid_event error
+// that keeps its pointer; other errors pass through unchanged.
+func eventError(err error, prefix string) error {
+	var je *JSONError
+	if errors.As(err, &je) {
+		return &Error{Code: CodeInvalidEvent, Pointer: prefix + je.Pointer, Message: je.Reason, Err: err}
+	}
+	return err
+}
