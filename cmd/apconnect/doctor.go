@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"apconnect/host/client"
+	"apconnect/host/config"
+	"apconnect/host/keystore"
+)
+
+// checkStatus is the outcome of one doctor check.
+type checkStatus string
+
+const (
+	statusOK   checkStatus = "ok"
+	statusWarn checkStatus = "warn"
+	statusFail checkStatus = "FAIL"
+	statusSkip checkStatus = "skip"
+)
+
+type check struct {
+	Name   string      `json:"name"`
+	Status checkStatus `json:"status"`
+	Detail string      `json:"detail"`
+}
+
+type checks []check
+
+func (cs *checks) add(name string, st checkStatus, format string, args ...any) {
+	*cs = append(*cs, check{Name: name, Status: st, Detail: fmt.Sprintf(format, args...)})
+}
+
+func init() {
+	register(&command{
+		name:    "doctor",
+		summary: "check the config, keys, permissions and every configured host",
+		usage:   "doctor [--home DIR] [--json] [--timeout D]",
+		detail: `Checks the apconnect home: the config file, each identity's key file (present,
+mode 0600, readable; decrypted when APCONNECT_PASSPHRASE or the identity's
+passphrase_file provides the passphrase), and each configured ADP host and
+profile service: reachable over HTTPS with its ca_file, and serving a valid
+discovery document for its own origin.
+
+Prints a table (or JSON with --json) and exits non-zero when any check fails.
+Warnings, such as an unencrypted development key, do not fail the run.`,
+		example: "apconnect doctor --home ~/.config/apconnect",
+		setup: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
+			home := homeFlag(fs)
+			asJSON := fs.Bool("json", false, "print the checks as JSON")
+			timeout := fs.Duration("timeout", 5*time.Second, "time limit for each network check")
+			return func(ctx context.Context, e *env, args []string) error {
+				if len(args) > 0 {
+					return usageError{"doctor takes no arguments"}
+				}
+				cs := runDoctor(ctx, *home, *timeout)
+				if *asJSON {
+					enc := json.NewEncoder(e.stdout)
+					enc.SetIndent("", "  ")
+					if err := enc.Encode(cs); err != nil {
+						return err
+					}
+				} else {
+					printChecks(e.stdout, cs)
+				}
+				for _, c := range cs {
+					if c.Status == statusFail {
+						return exitError{1}
+					}
+				}
+				return nil
+			}
+		},
+	})
+}
+
+func runDoctor(ctx context.Context, homeFlagValue string, timeout time.Duration) checks {
+	var cs checks
+	dir, err := config.ResolveHome(homeFlagValue)
+	if err != nil {
+		cs.add("home", statusFail, "%v", err)
+		return cs
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		cs.add("home", statusFail, "%s: %v (create it with `apconnect init`)", dir, err)
+		return cs
+	case st.Mode().Perm()&0o022 != 0:
+		cs.add("home", statusWarn, "%s is writable by group or others (mode %04o); chmod 700 it", dir, st.Mode().Perm())
+	default:
+		cs.add("home", statusOK, "%s", dir)
+	}
+	cfg, err := config.Load(dir)
+	if err != nil {
+		cs.add("config", statusFail, "%s", oneLine(err.Error()))
+		return cs
+	}
+	cs.add("config", statusOK, "%s: %d identities, %d hosts, %d plugins", cfg.File(), len(cfg.Identities), len(cfg.Hosts), len(cfg.Plugins))
+
+	for _, id := range cfg.Identities {
+		checkIdentity(ctx, &cs, cfg, id, timeout)
+	}
+	if len(cfg.Hosts) == 0 {
+		cs.add("hosts", statusWarn, "no ADP host is configured; add one with `apconnect init --host URL` or in config.toml")
+	}
+	for _, h := range cfg.Hosts {
+		name := fmt.Sprintf("host %s", h.Label)
+		pool, err := cfg.CAPool(&h)
+		if err != nil {
+			cs.add(name, statusFail, "%v", err)
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		d, err := client.FetchDiscovery(cctx, client.NewHTTPClient(pool, timeout), h.URL, "agent-discourse", "agent-discourse/1.0")
+		cancel()
+		if err != nil {
+			cs.add(name, statusFail, "%s: %s", h.URL, oneLine(err.Error()))
+			continue
+		}
+		cs.add(name, statusOK, "%s: %s, features: %s", h.URL, d.Protocol, strings.Join(d.Features, ", "))
+	}
+	return cs
+}
+
+func checkIdentity(ctx context.Context, cs *checks, cfg *config.Config, id config.Identity, timeout time.Duration) {
+	name := "identity " + id.Name
+	path := cfg.Resolve(id.KeyFile)
+	info, err := keystore.ReadInfo(path)
+	if err != nil {
+		cs.add(name, statusFail, "%s", oneLine(err.Error()))
+		return
+	}
+	if !info.Encrypted {
+		cs.add(name, statusWarn, "%s: UNENCRYPTED development key %s; anyone who can read it can sign as this agent", info.AgentID, relTo(cfg.Home(), path))
+	} else {
+		pf := ""
+		if id.PassphraseFile != "" {
+			pf = cfg.Resolve(id.PassphraseFile)
+		}
+		k, err := keystore.Load(path, keystore.Chain(keystore.EnvPassphrase(), keystore.FilePassphrase(pf)))
+		switch {
+		case keystore.CodeOf(err) == keystore.CodePassphraseUnavailable:
+			cs.add(name, statusOK, "%s: encrypted key %s (not decrypted: no passphrase in %s or passphrase_file)", info.AgentID, relTo(cfg.Home(), path), keystore.EnvVar)
+		case err != nil:
+			cs.add(name, statusFail, "%s", oneLine(err.Error()))
+		default:
+			k.Wipe()
+			cs.add(name, statusOK, "%s: encrypted key %s, passphrase ok", info.AgentID, relTo(cfg.Home(), path))
+		}
+	}
+	for _, svc := range id.ProfileServices {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		_, err := client.FetchDiscovery(cctx, client.NewHTTPClient(profilePool(cfg, svc), timeout), svc, "agent-profile", "agent-profile/1.0")
+		cancel()
+		if err != nil {
+			cs.add(name+" profiles", statusFail, "%s: %s", svc, oneLine(err.Error()))
+		} else {
+			cs.add(name+" profiles", statusOK, "%s: agent-profile/1.0", svc)
+		}
+	}
+}
+
+// profilePool uses the CA file of a configured host on the same origin as a
+// profile service (the local hub serves both).
+func profilePool(cfg *config.Config, origin string) *x509.CertPool {
+	h, err := cfg.Host(origin)
+	if err != nil {
+		return nil
+	}
+	pool, err := cfg.CAPool(h)
+	if err != nil {
+		return nil
+	}
+	return pool
+}
+
+func printChecks(w io.Writer, cs checks) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHECK\tSTATUS\tDETAIL")
+	fails, warns := 0, 0
+	for _, c := range cs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, c.Status, c.Detail)
+		switch c.Status {
+		case statusFail:
+			fails++
+		case statusWarn:
+			warns++
+		}
+	}
+	tw.Flush()
+	switch {
+	case fails > 0:
+		fmt.Fprintf(w, "\n%d problem(s), %d warning(s).\n", fails, warns)
+	case warns > 0:
+		fmt.Fprintf(w, "\nNo problems; %d warning(s).\n", warns)
+	default:
+		fmt.Fprintln(w, "\nAll checks passed.")
+	}
+}
+
+// oneLine keeps a table row on one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
