@@ -136,7 +136,8 @@ func VerifyToken(token, audience string, now time.Time, maxLifetime, skew time.D
 	if exp <= iat {
 		return bad("exp must be greater than iat")
 	}
-	if time.Duration(exp-iat)*time.Second > maxLifetime {
+	// Compare in seconds: converting a huge lifetime to a Duration overflows.
+	if exp-iat > int64(maxLifetime/time.Second) {
 		return bad("token lifetime %ds exceeds %s", exp-iat, maxLifetime)
 	}
 	nowS := now.Unix()

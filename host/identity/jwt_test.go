@@ -56,6 +56,7 @@ func TestVerifyTokenRejections(t *testing.T) {
 		{"wrong audience", forge(s, hdr, claims(id, id, "https://evil.example", now.Unix(), now.Unix()+60)), "aud"},
 		{"audience with path", forge(s, hdr, claims(id, id, "https://hub.example/v1", now.Unix(), now.Unix()+60)), "aud"},
 		{"exp equals iat", forge(s, hdr, claims(id, id, "https://hub.example", now.Unix(), now.Unix())), "exp must be greater"},
+		{"lifetime overflowing a Duration", forge(s, hdr, claims(id, id, "https://hub.example", now.Unix(), now.Unix()+10_000_000_000)), "lifetime"},
 		{"lifetime too long", forge(s, hdr, claims(id, id, "https://hub.example", now.Unix(), now.Unix()+301)), "lifetime"},
 		{"expired", forge(s, hdr, claims(id, id, "https://hub.example", now.Unix()-400, now.Unix()-100)), "expired"},
 		{"issued in the future", forge(s, hdr, claims(id, id, "https://hub.example", now.Unix()+120, now.Unix()+180)), "future"},

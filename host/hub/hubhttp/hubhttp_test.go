@@ -1,0 +1,114 @@
+package hubhttp
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"apconnect/host/identity"
+)
+
+func TestCursorRoundTrip(t *testing.T) {
+	c := EncodeCursor("profile-events|a", int64(42))
+	var n int64
+	if err := DecodeCursor(c, "profile-events|a", &n); err != nil || n != 42 {
+		t.Fatalf("decode: %d %v", n, err)
+	}
+	for _, bad := range []string{"", "!!", identity.EncodeBase64URL([]byte(`{"s":"x","k":1}`)), c + "A"} {
+		if err := DecodeCursor(bad, "profile-events|a", &n); identityCode(err) != identity.CodeInvalidRequest {
+			t.Errorf("cursor %q: %v", bad, err)
+		}
+	}
+	if err := DecodeCursor(c, "profile-events|b", &n); err == nil {
+		t.Error("cursor accepted for another list")
+	}
+}
+
+func identityCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	return AsError(err).Code
+}
+
+func TestParseLimitAndQuery(t *testing.T) {
+	for q, want := range map[string]int{"": 1, "limit=5": 5, "limit=500": 100} {
+		v, _ := url.ParseQuery(q)
+		if got, err := ParseLimit(v, 1, 100); err != nil || got != want {
+			t.Errorf("%q: %d %v", q, got, err)
+		}
+	}
+	for _, q := range []string{"limit=0", "limit=-3", "limit=x", "limit=", "limit=+4", "limit=1.5"} {
+		v, _ := url.ParseQuery(q)
+		if _, err := ParseLimit(v, 1, 100); identityCode(err) != identity.CodeInvalidRequest {
+			t.Errorf("%q accepted", q)
+		}
+	}
+	v, _ := url.ParseQuery("limit=1&cursor=x")
+	if CheckQuery(v, "limit", "cursor") != nil || CheckQuery(v, "limit") == nil {
+		t.Error("CheckQuery allowed set")
+	}
+	v, _ = url.ParseQuery("limit=1&limit=2")
+	if CheckQuery(v, "limit") == nil {
+		t.Error("repeated parameter accepted")
+	}
+}
+
+func TestRateLimiter(t *testing.T) {
+	l := NewRateLimiter()
+	now := time.Unix(1000, 0)
+	rate := Rate{Limit: 2, Per: time.Minute}
+	r1, err := l.Reserve("k", rate, now)
+	if err != nil || r1 == nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Reserve("k", rate, now.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.Reserve("k", rate, now.Add(15*time.Second))
+	e := AsError(err)
+	if e.Code != identity.CodeRateLimited || e.Header.Get("Retry-After") != "45" || e.HTTPStatus() != http.StatusTooManyRequests {
+		t.Fatalf("exhausted: %+v", e)
+	}
+	if _, err := l.Reserve("other", rate, now); err != nil {
+		t.Fatal("keys are not independent")
+	}
+	r1.Cancel()
+	r1.Cancel() // a second cancel gives nothing more back
+	if _, err := l.Reserve("k", rate, now.Add(20*time.Second)); err != nil {
+		t.Fatal("cancelled unit not returned")
+	}
+	if _, err := l.Reserve("k", rate, now.Add(20*time.Second)); err == nil {
+		t.Fatal("double cancel returned two units")
+	}
+	if _, err := l.Reserve("k", rate, now.Add(time.Minute)); err != nil {
+		t.Fatal("window did not reset")
+	}
+	if res, err := l.Reserve("k", Rate{}, now); res != nil || err != nil {
+		t.Fatal("zero rate is not unlimited")
+	}
+}
+
+func TestAsError(t *testing.T) {
+	_, err := identity.ParseEnvelope([]byte(`{"hash":1}`))
+	e := AsError(err)
+	if e.Code != identity.CodeInvalidEvent || e.HTTPStatus() != 400 {
+		t.Fatalf("identity error: %+v", e)
+	}
+	if e := AsError(NonceNotGreater(3, 7)); e.HTTPStatus() != 409 || e.Header.Get(HeaderMaxSeenNonce) != "7" || e.Data["max_seen_nonce"] != int64(7) {
+		t.Fatalf("nonce error: %+v", e)
+	}
+	e = AsError(http.ErrBodyNotAllowed)
+	if e.Code != CodeInternal || e.HTTPStatus() != 500 || e.Message != "internal error" {
+		t.Fatalf("plain error: %+v", e)
+	}
+	for code, status := range map[string]int{
+		identity.CodeInvalidToken: 401, identity.CodeNotFound: 404, identity.CodePayloadTooLarge: 413,
+		CodeRoomHeadMismatch: 409, "no_such_code": 500,
+	} {
+		if StatusFor(code) != status {
+			t.Errorf("StatusFor(%s) = %d", code, StatusFor(code))
+		}
+	}
+}

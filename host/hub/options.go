@@ -1,0 +1,65 @@
+package hub
+
+import (
+	"log/slog"
+	"time"
+
+	"apconnect/host/hub/profile"
+)
+
+// DefaultListen is the listen address when Options.Listen is empty: an
+// ephemeral port on IPv4 loopback.
+const DefaultListen = "127.0.0.1:0"
+
+// DefaultShutdownTimeout bounds a graceful shutdown before open connections
+// are closed.
+const DefaultShutdownTimeout = 5 * time.Second
+
+// Options configure a Hub.
+type Options struct {
+	// Listen is host:port to listen on (DefaultListen when empty). The host
+	// must be a loopback address or "localhost" unless AllowRemote is set.
+	Listen string
+	// DataDir holds ca.pem, the keys and hub.db; it is created (mode 0700)
+	// if missing. Required.
+	DataDir string
+	// AllowRemote permits a non-loopback listen address.
+	AllowRemote bool
+	// Origin overrides the service origin (https://host[:port]) that
+	// discovery documents name and request JWTs must carry as aud. By
+	// default it is derived from the listen address and the bound port.
+	// Its host is added to the server certificate.
+	Origin string
+	// Clock is the protocol clock (live-write window, accepted_at, JWT
+	// times, quotas); time.Now when nil. TLS certificates always use the
+	// real time.
+	Clock func() time.Time
+	// Logger receives the hub's logs (discarded when nil). Authorization
+	// headers and request bodies are never logged.
+	Logger *slog.Logger
+	// Limits tune the live-write rules and the services' limits.
+	Limits Limits
+	// ShutdownTimeout bounds graceful shutdown (DefaultShutdownTimeout
+	// when zero).
+	ShutdownTimeout time.Duration
+}
+
+// Limits are the hub's protocol parameters. Zero values take the defaults
+// noted on each field.
+type Limits struct {
+	// LiveWriteWindow is the ±window for event created_at (300 s).
+	LiveWriteWindow time.Duration
+	// NonceCacheTTL is how long an actor's greatest accepted nonce is
+	// remembered after its latest acceptance; at least LiveWriteWindow
+	// (LiveWriteWindow by default).
+	NonceCacheTTL time.Duration
+	// TokenMaxLifetime bounds a request JWT's exp - iat (300 s).
+	TokenMaxLifetime time.Duration
+	// TokenClockSkew is the tolerated skew for iat and exp (60 s).
+	TokenClockSkew time.Duration
+	// MaxWriteBody is the default body limit of write endpoints that do not
+	// set their own (512 KiB).
+	MaxWriteBody int64
+	// Profile are the Agent Profile service's limits.
+	Profile profile.Limits
+}

@@ -1,0 +1,336 @@
+package profile
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"apconnect/host/hub/hubdb"
+	"apconnect/host/hub/hubhttp"
+	"apconnect/host/identity"
+)
+
+// Protocol and event type this service accepts.
+const (
+	Protocol   = identity.ProtocolProfile
+	UpdateType = "profile.update"
+)
+
+// Default paths (section 7).
+const (
+	PathDiscovery = "/.well-known/agent-profile"
+	PathProfiles  = "/v1/profiles"
+	PathBatch     = "/v1/profiles/batch"
+)
+
+// Features advertised in the discovery document.
+var Features = []string{"signed-updates", "event-history", "batch-read"}
+
+// Config wires a Service to the hub.
+type Config struct {
+	// Origin is the service origin: the discovery document's service and
+	// the base of its endpoint URLs.
+	Origin   string
+	DB       *hubdb.DB
+	Pipeline *hubhttp.Pipeline
+	Auth     *hubhttp.Authenticator
+	Limits   Limits
+	Logger   *slog.Logger
+}
+
+// Service is the Agent Profile 1.0 service.
+type Service struct {
+	origin    string
+	db        *hubdb.DB
+	pipeline  *hubhttp.Pipeline
+	auth      *hubhttp.Authenticator
+	limits    Limits
+	validator *Validator
+	logger    *slog.Logger
+}
+
+// New builds the service.
+func New(cfg Config) (*Service, error) {
+	if cfg.DB == nil || cfg.Pipeline == nil || cfg.Auth == nil {
+		return nil, errors.New("profile: DB, Pipeline and Auth are required")
+	}
+	origin, err := identity.NormalizeOrigin(cfg.Origin)
+	if err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	limits := cfg.Limits.withDefaults()
+	v, err := NewValidator(limits)
+	if err != nil {
+		return nil, err
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{origin: origin, db: cfg.DB, pipeline: cfg.Pipeline, auth: cfg.Auth,
+		limits: limits, validator: v, logger: logger}, nil
+}
+
+// Limits returns the limits in force (defaults filled in).
+func (s *Service) Limits() Limits { return s.limits }
+
+// Register mounts the service's endpoints on mux. Reads are public; a read
+// that sends a request JWT must send a valid one.
+func (s *Service) Register(mux *http.ServeMux) {
+	m := func(h map[string]http.Handler) http.Handler { return hubhttp.Methods(s.logger, h) }
+	mux.Handle(PathDiscovery, m(map[string]http.Handler{http.MethodGet: http.HandlerFunc(s.discovery)}))
+	mux.Handle(PathProfiles, m(map[string]http.Handler{http.MethodPost: s.pipeline.Handler(s, s.limits.UpdateBodyBytes)}))
+	mux.Handle(PathBatch, m(map[string]http.Handler{http.MethodPost: s.auth.Optional(http.HandlerFunc(s.batch))}))
+	mux.Handle(PathProfiles+"/{agent_id}", m(map[string]http.Handler{http.MethodGet: s.auth.Optional(http.HandlerFunc(s.get))}))
+	mux.Handle(PathProfiles+"/{agent_id}/events", m(map[string]http.Handler{http.MethodGet: s.auth.Optional(http.HandlerFunc(s.events))}))
+}
+
+// Discovery is the /.well-known/agent-profile document (Agent Identity 8.4
+// and Agent Profile 7.1), with the service limits as an added member.
+type Discovery struct {
+	Protocol  string            `json:"protocol"`
+	Service   string            `json:"service"`
+	Endpoints map[string]string `json:"endpoints"`
+	Features  []string          `json:"features"`
+	Limits    Limits            `json:"limits"`
+}
+
+// DiscoveryDocument returns the service's discovery document.
+func (s *Service) DiscoveryDocument() Discovery {
+	return Discovery{
+		Protocol: Protocol,
+		Service:  s.origin,
+		Endpoints: map[string]string{
+			"profiles":      s.origin + PathProfiles,
+			"profile_batch": s.origin + PathBatch,
+		},
+		Features: Features,
+		Limits:   s.limits,
+	}
+}
+
+func (s *Service) discovery(w http.ResponseWriter, r *http.Request) {
+	if err := hubhttp.CheckQuery(r.URL.Query()); err != nil {
+		hubhttp.WriteError(w, r, s.logger, err)
+		return
+	}
+	hubhttp.WriteJSON(w, http.StatusOK, s.DiscoveryDocument())
+}
+
+// pathAgent reads and checks the {agent_id} path value.
+func pathAgent(r *http.Request) (string, error) {
+	id := r.PathValue("agent_id")
+	if _, err := identity.ParseAgentID(id); err != nil {
+		return "", hubhttp.Errorf(identity.CodeInvalidRequest, "path agent_id: %v", err).WithData("parameter", "agent_id")
+	}
+	return id, nil
+}
+
+func notFound(id string) *hubhttp.Error {
+	return hubhttp.Errorf(identity.CodeNotFound, "no profile for %s", id)
+}
+
+// get serves GET /v1/profiles/{agent_id}: the materialized document.
+func (s *Service) get(w http.ResponseWriter, r *http.Request) {
+	id, err := pathAgent(r)
+	if err == nil {
+		err = hubhttp.CheckQuery(r.URL.Query())
+	}
+	if err != nil {
+		hubhttp.WriteError(w, r, s.logger, err)
+		return
+	}
+	doc, err := document(r.Context(), s.db.Reader(), id)
+	if err == nil && doc == nil {
+		err = notFound(id)
+	}
+	if err != nil {
+		hubhttp.WriteError(w, r, s.logger, err)
+		return
+	}
+	hubhttp.WriteJSON(w, http.StatusOK, doc)
+}
+
+// batch serves POST /v1/profiles/batch (section 7.3): found documents in
+// request order, unknown ids omitted, a repeated id returned once, never a
+// next_cursor, and more than 1000 ids rejected.
+func (s *Service) batch(w http.ResponseWriter, r *http.Request) {
+	ids, err := s.batchIDs(w, r)
+	if err != nil {
+		hubhttp.WriteError(w, r, s.logger, err)
+		return
+	}
+	docs, err := documents(r.Context(), s.db.Reader(), ids)
+	if err != nil {
+		hubhttp.WriteError(w, r, s.logger, err)
+		return
+	}
+	hubhttp.WriteList(w, docs, "")
+}
+
+func (s *Service) batchIDs(w http.ResponseWriter, r *http.Request) ([]string, error) {
+	if err := hubhttp.CheckQuery(r.URL.Query()); err != nil {
+		return nil, err
+	}
+	v, err := hubhttp.ReadStrictJSON(w, r, s.limits.BatchBodyBytes)
+	if err != nil {
+		return nil, err
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, hubhttp.Errorf(identity.CodeInvalidRequest, "body must be an object {\"ids\": [...]}")
+	}
+	for k := range obj {
+		if k != "ids" {
+			return nil, hubhttp.Errorf(identity.CodeInvalidRequest, "unknown body field %q", truncate(k, 80)).WithData("pointer", "/"+escapePointer(k))
+		}
+	}
+	arr, ok := obj["ids"].([]any)
+	if !ok {
+		return nil, hubhttp.Errorf(identity.CodeInvalidRequest, "body must carry \"ids\", an array of Agent IDs").WithData("pointer", "/ids")
+	}
+	if len(arr) > MaxBatchIDs {
+		return nil, hubhttp.Errorf(identity.CodeInvalidRequest, "ids holds %d entries; at most %d are allowed", len(arr), MaxBatchIDs).
+			WithData("pointer", "/ids").WithData("limit", MaxBatchIDs)
+	}
+	ids := make([]string, 0, len(arr))
+	for i, it := range arr {
+		id, ok := it.(string)
+		if !ok || !identity.ValidAgentID(id) {
+			return nil, hubhttp.Errorf(identity.CodeInvalidRequest, "ids[%d] is not a canonical Agent ID", i).WithData("pointer", fmt.Sprintf("/ids/%d", i))
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// events serves GET /v1/profiles/{agent_id}/events (section 7.5): accepted
+// profile.update envelopes, newest (greatest nonce) first, limit 1 by
+// default, paginated with an opaque cursor.
+func (s *Service) events(w http.ResponseWriter, r *http.Request) {
+	id, err := pathAgent(r)
+	if err != nil {
+		hubhttp.WriteError(w, r, s.logger, err)
+		return
+	}
+	q := r.URL.Query()
+	if err := hubhttp.CheckQuery(q, "limit", "cursor"); err != nil {
+		hubhttp.WriteError(w, r, s.logger, err)
+		return
+	}
+	limit, err := hubhttp.ParseLimit(q, 1, s.limits.EventsPageMax)
+	if err != nil {
+		hubhttp.WriteError(w, r, s.logger, err)
+		return
+	}
+	before := int64(identity.MaxSafeInteger) + 1
+	if c := q.Get("cursor"); q.Has("cursor") {
+		if err := hubhttp.DecodeCursor(c, eventsCursorScope(id), &before); err != nil {
+			hubhttp.WriteError(w, r, s.logger, err)
+			return
+		}
+	}
+	page, next, err := history(r.Context(), s.db.Reader(), id, before, limit)
+	if err == nil && len(page) == 0 {
+		var doc []byte
+		if doc, err = document(r.Context(), s.db.Reader(), id); err == nil && doc == nil {
+			err = notFound(id)
+		}
+	}
+	if err != nil {
+		hubhttp.WriteError(w, r, s.logger, err)
+		return
+	}
+	cursor := ""
+	if next > 0 {
+		cursor = hubhttp.EncodeCursor(eventsCursorScope(id), next)
+	}
+	hubhttp.WriteList(w, page, cursor)
+}
+
+func eventsCursorScope(id string) string { return "profile-events|" + id }
+
+// --- the write side: hubhttp.WriteHandler ---
+
+// Precheck rejects envelopes of another protocol or type: they can never
+// have been accepted at POST /v1/profiles.
+func (s *Service) Precheck(_ *http.Request, env *identity.Envelope) error {
+	if env.Event.Protocol != Protocol {
+		return hubhttp.Errorf(identity.CodeInvalidEvent, "event.protocol must be %q, got %q", Protocol, truncate(env.Event.Protocol, 80)).
+			WithData("pointer", "/event/protocol")
+	}
+	if env.Event.Type != UpdateType {
+		return hubhttp.Errorf(identity.CodeInvalidEvent, "event.type must be %q, got %q", UpdateType, truncate(env.Event.Type, 80)).
+			WithData("pointer", "/event/type")
+	}
+	return nil
+}
+
+// NonceFloor is the durable comparison of section 6: the nonce of the
+// actor's latest accepted profile.update.
+func (s *Service) NonceFloor(ctx context.Context, tx *sql.Tx, env *identity.Envelope) (int64, error) {
+	var n int64
+	err := tx.QueryRowContext(ctx, `SELECT nonce FROM profiles WHERE agent_id = ?`, env.Event.Actor).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return n, err
+}
+
+// Accept validates the payload, applies the update quota and materializes
+// the new document, which fully replaces the previous one.
+func (s *Service) Accept(ctx context.Context, w *hubhttp.Write) (*hubhttp.Result, error) {
+	ev := &w.Envelope.Event
+	if err := s.validator.Validate(ev.Payload, ev.Actor); err != nil {
+		return nil, err
+	}
+	if err := w.RateLimit(Protocol+"|"+UpdateType+"|"+ev.Actor, s.limits.updateRate()); err != nil {
+		return nil, err
+	}
+	doc, err := Materialize(w.Envelope)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Tx.ExecContext(ctx, `INSERT INTO profiles (agent_id, event_hash, nonce, updated_at, document) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (agent_id) DO UPDATE SET event_hash = excluded.event_hash, nonce = excluded.nonce,
+			updated_at = excluded.updated_at, document = excluded.document`,
+		ev.Actor, w.Envelope.Hash, ev.Nonce, ev.CreatedAt, doc); err != nil {
+		return nil, err
+	}
+	return &hubhttp.Result{Status: http.StatusOK, Body: doc}, nil
+}
+
+// Replay answers an exact resubmission with the current document (section 6).
+func (s *Service) Replay(ctx context.Context, tx *sql.Tx, acc *hubhttp.Accepted) (*hubhttp.Result, error) {
+	doc, err := document(ctx, tx, acc.Actor)
+	if err != nil {
+		return nil, err
+	}
+	if doc == nil {
+		return nil, fmt.Errorf("profile: accepted update %s has no materialized profile", acc.Hash)
+	}
+	return &hubhttp.Result{Status: http.StatusOK, Body: doc}, nil
+}
+
+// Materialize builds the profile document of an accepted update: the
+// payload's members (the payload is closed, so that is all of them, with
+// explicit empty values kept as signed), updated_at = created_at and
+// event_id = the envelope hash. It returns the document's canonical JSON.
+func Materialize(env *identity.Envelope) ([]byte, error) {
+	payload, ok := env.Event.Payload.(map[string]any)
+	if !ok {
+		return nil, errors.New("profile: payload is not an object")
+	}
+	doc := make(map[string]any, len(payload)+2)
+	for k, v := range payload {
+		if payloadFields[k] {
+			doc[k] = v
+		}
+	}
+	doc["updated_at"] = env.Event.CreatedAt
+	doc["event_id"] = env.Hash
+	return identity.Canonicalize(doc)
+}

@@ -1,0 +1,145 @@
+package profile
+
+import (
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"apconnect/host/hub/hubhttp"
+	"apconnect/host/identity"
+)
+
+// payloadFields is the closed set of top-level payload members (section 4.1
+// minus the service-derived updated_at and event_id). The schema leaves the
+// payload open, but the specification's vectors reject any other member:
+// extensions belong in extra.
+var payloadFields = map[string]bool{
+	"id": true, "name": true, "description": true, "avatar_url": true, "provider": true,
+	"capabilities": true, "service_endpoints": true, "links": true, "delegations": true, "extra": true,
+}
+
+// Validator checks profile.update payloads.
+type Validator struct {
+	schema *jsonschema.Schema
+	limits Limits
+}
+
+// NewValidator compiles the payload schema.
+func NewValidator(limits Limits) (*Validator, error) {
+	s, err := Schema("profileUpdatePayload")
+	if err != nil {
+		return nil, fmt.Errorf("compile profile payload schema: %w", err)
+	}
+	return &Validator{schema: s, limits: limits.withDefaults()}, nil
+}
+
+// Validate applies every payload rule to a strictly parsed payload signed by
+// actor, in this order: the JSON Schema, the closed top level, payload.id ==
+// actor, uniqueness of links and service endpoints (all invalid_event except
+// the actor mismatch, which is invalid_actor), then the service limits
+// (payload_too_large).
+func (v *Validator) Validate(payload any, actor string) error {
+	if err := v.schema.Validate(payload); err != nil {
+		vs := violations(err)
+		first := vs[0]
+		return hubhttp.Errorf(identity.CodeInvalidEvent, "payload%s: %s", first.Pointer, first.Message).
+			WithData("pointer", "/event/payload"+first.Pointer).
+			WithData("violations", vs[:min(len(vs), 16)])
+	}
+	obj := payload.(map[string]any) // the schema requires an object
+	for k := range obj {
+		if !payloadFields[k] {
+			msg := "unknown top-level payload field %q; extensions belong in extra"
+			if k == "updated_at" || k == "event_id" {
+				msg = "payload must not carry the service-derived field %q"
+			}
+			return hubhttp.Errorf(identity.CodeInvalidEvent, msg, truncate(k, 80)).
+				WithData("pointer", "/event/payload/"+escapePointer(k))
+		}
+	}
+	if id := obj["id"].(string); id != actor {
+		return hubhttp.Errorf(identity.CodeInvalidActor, "payload.id %s is not the actor %s (a profile update must be signed by the profile's own Agent ID)", id, actor).
+			WithData("pointer", "/event/payload/id")
+	}
+	if err := unique(obj, "links", "url", "rel"); err != nil {
+		return err
+	}
+	if err := unique(obj, "service_endpoints", "type", "url"); err != nil {
+		return err
+	}
+	return v.checkLimits(obj)
+}
+
+// unique rejects two items of the array field that agree on both keys.
+func unique(obj map[string]any, field, k1, k2 string) error {
+	arr, _ := obj[field].([]any)
+	seen := make(map[[2]string]int, len(arr))
+	for i, it := range arr {
+		m := it.(map[string]any) // the schema requires objects with both keys as strings
+		key := [2]string{m[k1].(string), m[k2].(string)}
+		if j, dup := seen[key]; dup {
+			return hubhttp.Errorf(identity.CodeInvalidEvent, "%s[%d] repeats %s[%d]: items must be unique by (%s, %s)", field, i, field, j, k1, k2).
+				WithData("pointer", "/event/payload/"+field+"/"+strconv.Itoa(i))
+		}
+		seen[key] = i
+	}
+	return nil
+}
+
+func (v *Validator) checkLimits(obj map[string]any) error {
+	l := v.limits
+	over := func(field string, got, limit int, unit string) error {
+		return hubhttp.Errorf(identity.CodePayloadTooLarge, "%s has %d %s; the limit is %d", field, got, unit, limit).
+			WithData("pointer", "/event/payload/"+field).WithData("limit", limit)
+	}
+	if n := utf8.RuneCountInString(obj["name"].(string)); n > l.NameChars {
+		return over("name", n, l.NameChars, "characters")
+	}
+	if s, ok := obj["description"].(string); ok {
+		if n := utf8.RuneCountInString(s); n > l.DescriptionChars {
+			return over("description", n, l.DescriptionChars, "characters")
+		}
+	}
+	for _, c := range []struct {
+		field string
+		limit int
+	}{{"capabilities", l.Capabilities}, {"service_endpoints", l.ServiceEndpoints}, {"links", l.Links}, {"delegations", l.Delegations}} {
+		if arr, ok := obj[c.field].([]any); ok && len(arr) > c.limit {
+			return over(c.field, len(arr), c.limit, "entries")
+		}
+	}
+	if extra, ok := obj["extra"]; ok {
+		b, err := identity.Canonicalize(extra)
+		if err != nil {
+			return hubhttp.Errorf(identity.CodeInvalidEvent, "extra cannot be canonicalized: %v", err).WithData("pointer", "/event/payload/extra")
+		}
+		if len(b) > l.ExtraBytes {
+			return over("extra", len(b), l.ExtraBytes, "bytes of serialized JSON")
+		}
+	}
+	return nil
+}
+
+func escapePointer(s string) string {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '~':
+			out = append(out, '~', '0')
+		case '/':
+			out = append(out, '~', '1')
+		default:
+			out = append(out, s[i])
+		}
+	}
+	return string(out)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
