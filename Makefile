@@ -21,11 +21,12 @@ all: build
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/apconnect ./cmd/apconnect
 
-## lint: gofmt and go vet must be clean
+## lint: gofmt, go vet and the generated README tool table must be clean
 lint:
 	@unformatted=$$(gofmt -l $(GOFILES)); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run ./host/mcpserver/internal/gendocs -check README.md
 
 ## test: everything CI needs, built from scratch
 test: lint build

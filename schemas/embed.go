@@ -1,0 +1,41 @@
+// Package schemas holds apconnect's JSON Schemas as data and embeds them.
+//
+// The files are the single source of truth: Go code loads them from here
+// instead of restating them. Layout:
+//
+//	tools/<tool_name>.json   one file per standard agent_protocols_* MCP tool
+//	tools/defs.json          shapes shared by the tool files ($ref targets)
+//	config.schema.json       the operator configuration
+//	plugin/                  the plugin ABI envelopes (package pluginschema)
+package schemas
+
+import (
+	"embed"
+	"io/fs"
+)
+
+//go:embed tools/*.json config.schema.json
+var files embed.FS
+
+// FS holds the embedded schema files, rooted at schemas/.
+var FS fs.FS = files
+
+// Tools is the embedded schemas/tools directory: one <tool_name>.json per
+// standard MCP tool plus defs.json with their shared shapes.
+var Tools fs.FS = mustSub(files, "tools")
+
+// ConfigSchemaFile is the path of the operator configuration schema in FS.
+const ConfigSchemaFile = "config.schema.json"
+
+// ConfigSchema returns the operator configuration JSON Schema.
+func ConfigSchema() ([]byte, error) {
+	return fs.ReadFile(files, ConfigSchemaFile)
+}
+
+func mustSub(fsys fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		panic("schemas: " + err.Error())
+	}
+	return sub
+}
