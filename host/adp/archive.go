@@ -1,0 +1,285 @@
+package adp
+
+import (
+	"cmp"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"apconnect/host/identity"
+)
+
+// ArchiveManifest is the recommended archive manifest (18).
+type ArchiveManifest struct {
+	Protocol    string            `json:"protocol"`          // "agent-discourse/1.0"
+	Type        string            `json:"type"`              // "room.archive"
+	RoomID      string            `json:"room_id"`           // the archived room
+	URL         string            `json:"url"`               // canonical room URL
+	GeneratedAt int64             `json:"generated_at"`      // generation time, Unix ms
+	LastSeq     int64             `json:"last_seq"`          // seq of the last record
+	LastHash    string            `json:"last_hash"`         // hash of the last record: the commitment
+	Formats     map[string]string `json:"formats,omitempty"` // other formats by name
+	Extra       map[string]any    `json:"extra,omitempty"`   // opaque data
+}
+
+// ParseArchiveManifest strictly parses a manifest and validates it against
+// the kernel schema's archiveManifest (invalid_request on failure).
+func ParseArchiveManifest(data []byte) (*ArchiveManifest, error) {
+	v, err := identity.ParseStrict(data)
+	if err != nil {
+		return nil, jsonError(err, "", CodeInvalidRequest)
+	}
+	if err := validateKernel("archiveManifest", v, CodeInvalidRequest, ""); err != nil {
+		return nil, err
+	}
+	m := v.(map[string]any)
+	man := &ArchiveManifest{
+		Protocol: str(m, "protocol"), Type: str(m, "type"), RoomID: str(m, "room_id"),
+		URL: str(m, "url"), LastHash: str(m, "last_hash"),
+	}
+	man.GeneratedAt, _ = intMember(m, "generated_at")
+	man.LastSeq, _ = intMember(m, "last_seq")
+	if f, ok := m["formats"].(map[string]any); ok {
+		man.Formats = map[string]string{}
+		for k, v := range f {
+			man.Formats[k], _ = v.(string)
+		}
+	}
+	if x, ok := m["extra"].(map[string]any); ok {
+		man.Extra = cloneObject(x)
+	}
+	return man, nil
+}
+
+// Problem is one verification finding, at a record (Seq > 0) or about the
+// archive as a whole (Seq 0).
+type Problem struct {
+	Seq     int64  `json:"seq,omitempty"`     // the record, 0 for the archive
+	Code    string `json:"code"`              // error code (section 19, identity, or verification)
+	Pointer string `json:"pointer,omitempty"` // pointer into the record or manifest
+	Message string `json:"message"`           // human-readable detail
+}
+
+// ArchiveReport is the outcome of Replay or VerifyArchive: every problem
+// found (not only the first), the redacted records, the chain's end and the
+// replayed room state.
+type ArchiveReport struct {
+	RoomID   string `json:"room_id"`   // room of the first record
+	Records  int    `json:"records"`   // records examined
+	LastSeq  int64  `json:"last_seq"`  // seq of the last record
+	LastHash string `json:"last_hash"` // hash of the last record
+	// Redacted lists the seqs of redacted records (ADP 18 step 5). Their
+	// signatures, payloads and permissions could not be verified.
+	Redacted []int64   `json:"redacted,omitempty"`
+	Problems []Problem `json:"problems,omitempty"` // every finding, in record order
+	// Status is the room state at the manifest's generated_at (VerifyArchive
+	// only) or after the last record.
+	Status RoomStatus `json:"status,omitempty"`
+	// Room is the replayed state; nil when the genesis record was unusable.
+	Room *Room `json:"-"`
+}
+
+// OK reports whether no problem was found. Redactions are not problems, but
+// a verifier must report them (14.1).
+func (a *ArchiveReport) OK() bool { return len(a.Problems) == 0 }
+
+func (a *ArchiveReport) add(seq int64, err error) {
+	e := AsError(err)
+	a.Problems = append(a.Problems, Problem{Seq: seq, Code: e.Code, Pointer: e.Pointer, Message: e.Message})
+}
+
+// Replay verifies a room's records as ADP 18 steps 1–5 describe and reports
+// every problem: records ordered by seq, gapless from 1, no duplicates, one
+// room; every record hash recomputed and every pre_hash linked; every
+// non-redacted envelope's hash and signature verified; room state replayed
+// with CheckCreate and Check evaluated at each record's accepted_at (the
+// historical time policy: no live window, no nonce), base anchors looked up
+// among the earlier records, custom payloads validated against the
+// definition in force at their seq; redacted records reported. rules gives
+// the limits to hold the host to (nil: VerifierLimits) and resolves external
+// packs (StaticPacks of the archive's pack documents).
+func Replay(rules *Rules, records []*Record) *ArchiveReport {
+	rules = rules.orDefault()
+	rep := &ArchiveReport{}
+	recs := make([]*Record, 0, len(records))
+	for i, rec := range records {
+		if rec == nil {
+			rep.add(0, newError(CodeInvalidRecord, "", "record %d is nil", i))
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	slices.SortStableFunc(recs, func(a, b *Record) int { return cmp.Compare(a.Seq, b.Seq) })
+	rep.Records = len(recs)
+	if len(recs) == 0 {
+		rep.add(0, newError(CodeChainBroken, "", "the archive holds no records"))
+		return rep
+	}
+	rep.RoomID = recs[0].RoomID
+
+	hashes := map[int64]string{}
+	events := map[string]bool{}
+	lookup := CheckOptions{
+		Records: RecordHashFunc(func(seq int64) (string, bool) { h, ok := hashes[seq]; return h, ok }),
+		Events:  EventFunc(func(id string) bool { return events[id] }),
+	}
+	var room *Room
+	var prev *Record
+	for _, rec := range recs {
+		switch {
+		case prev != nil && rec.Seq == prev.Seq:
+			rep.add(rec.Seq, newError(CodeChainBroken, "/seq", "seq %d appears more than once", rec.Seq))
+			continue
+		case prev == nil && rec.Seq != 1:
+			rep.add(rec.Seq, newError(CodeChainBroken, "/seq", "records start at seq %d, not 1", rec.Seq))
+		case prev != nil && rec.Seq != prev.Seq+1:
+			if rec.Seq == prev.Seq+2 {
+				rep.add(rec.Seq, newError(CodeChainBroken, "/seq", "record %d is missing", prev.Seq+1))
+			} else {
+				rep.add(rec.Seq, newError(CodeChainBroken, "/seq", "records %d to %d are missing", prev.Seq+1, rec.Seq-1))
+			}
+		}
+		if rec.RoomID != rep.RoomID {
+			rep.add(rec.Seq, newError(CodeChainBroken, "/room_id", "record belongs to room %q, not %q", truncate(rec.RoomID, 64), rep.RoomID))
+		}
+		if err := rec.Validate(); err != nil {
+			rep.add(rec.Seq, err)
+		}
+		if prev != nil && rec.Seq == prev.Seq+1 && rec.PreHash != prev.Hash {
+			rep.add(rec.Seq, newError(CodeChainBroken, "/pre_hash", "pre_hash does not equal the hash of the record at seq %d", prev.Seq))
+		}
+		if rec.IsRedacted() {
+			rep.Redacted = append(rep.Redacted, rec.Seq)
+		}
+		switch {
+		case rec.Envelope == nil && rec.Redaction == nil:
+			// Nothing to replay; Validate reported it.
+		case rec.Seq == 1 && prev == nil:
+			room = replayGenesis(rules, rec, rep)
+		case room == nil:
+			// No state to replay against; the signature still verifies.
+			if rec.Envelope != nil {
+				if err := rec.Envelope.Verify(); err != nil {
+					rep.add(rec.Seq, withPointerPrefix(err, "/envelope"))
+				}
+			}
+		default:
+			if err := room.verifyContent(rules, rec, lookup); err != nil {
+				rep.add(rec.Seq, err)
+			}
+			if err := room.apply(rules, rec); err != nil {
+				rep.add(rec.Seq, err)
+				class, cerr := ClassOf(rec.Type(), room.Types)
+				if cerr != nil {
+					class = ClassSignal
+				}
+				room.advance(rec, class)
+			}
+		}
+		hashes[rec.Seq] = rec.Hash
+		if h := rec.EnvelopeHash(); h != "" {
+			events[h] = true
+		}
+		prev = rec
+	}
+	rep.LastSeq, rep.LastHash = prev.Seq, prev.Hash
+	rep.Room = room
+	if room != nil {
+		rep.Status = room.StatusAt(prev.AcceptedAt)
+	}
+	return rep
+}
+
+// replayGenesis verifies and materializes the room.create record, reporting
+// problems; it returns nil when no room can be built.
+func replayGenesis(rules *Rules, rec *Record, rep *ArchiveReport) *Room {
+	if rec.Envelope == nil {
+		rep.add(rec.Seq, newError(CodeInvalidRecord, "/envelope", "the room.create record cannot be redacted"))
+		return nil
+	}
+	if err := rec.Envelope.Verify(); err != nil {
+		rep.add(rec.Seq, withPointerPrefix(err, "/envelope"))
+	}
+	if err := CheckCreate(rules, rec.Envelope); err != nil {
+		rep.add(rec.Seq, withPointerPrefix(err, "/envelope"))
+	}
+	room, err := NewRoom(rules, rec)
+	if err != nil {
+		// NewRoom also checks the link; a record whose hash was already
+		// reported still yields a room when its payload is usable.
+		spec, perr := rules.parseCreate(rec.Envelope.Event.Payload, Limits{}, "")
+		if perr != nil || rec.Envelope.Event.Type != TypeRoomCreate {
+			rep.add(rec.Seq, err)
+			return nil
+		}
+		room = roomFromSpec(rec, spec)
+	}
+	return room
+}
+
+// ArchiveOptions tune VerifyArchive.
+type ArchiveOptions struct {
+	// Limits holds the host to its published limits; nil applies
+	// VerifierLimits (protocol rules only).
+	Limits *Limits
+	// HostOrigin overrides the host origin room.create must name; by
+	// default it is the origin of the manifest's url.
+	HostOrigin string
+	// Schemas caches compiled schemas; nil uses the package default.
+	Schemas *SchemaCache
+}
+
+// VerifyArchive verifies an archive (18): the manifest against the records
+// (room_id, last_seq, last_hash, a url naming the room on the host that
+// room.create names) and everything Replay checks, with external packs
+// resolved only from packDocs (pack URL → raw document bytes, verified
+// against their digests) — no network. It returns an error only for
+// unusable input (a nil manifest); every finding is in the report.
+func VerifyArchive(manifest *ArchiveManifest, records []*Record, packDocs map[string][]byte, opts *ArchiveOptions) (*ArchiveReport, error) {
+	if manifest == nil {
+		return nil, newError(CodeInvalidRequest, "", "archive manifest is missing")
+	}
+	if opts == nil {
+		opts = &ArchiveOptions{}
+	}
+	limits := VerifierLimits()
+	if opts.Limits != nil {
+		limits = *opts.Limits
+	}
+	host := opts.HostOrigin
+	u, uerr := url.Parse(manifest.URL)
+	if host == "" && uerr == nil && u.Scheme == "https" && u.Host != "" {
+		host = "https://" + u.Host
+	}
+	rules := &Rules{Limits: limits, HostOrigin: host, Packs: StaticPacks(packDocs), Schemas: opts.Schemas}
+	rep := Replay(rules, records)
+
+	var mp []Problem
+	bad := func(code, ptr, format string, args ...any) {
+		mp = append(mp, Problem{Code: code, Pointer: ptr, Message: fmt.Sprintf(format, args...)})
+	}
+	if manifest.Protocol != identity.ProtocolDiscourse {
+		bad(CodeInvalidRequest, "/protocol", "manifest protocol must be %q", identity.ProtocolDiscourse)
+	}
+	if manifest.Type != "room.archive" {
+		bad(CodeInvalidRequest, "/type", "manifest type must be \"room.archive\"")
+	}
+	if manifest.RoomID != rep.RoomID {
+		bad(CodeChainBroken, "/room_id", "manifest room_id %q differs from the records' room %q", truncate(manifest.RoomID, 64), rep.RoomID)
+	}
+	if uerr != nil || u.Scheme != "https" || !strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/"+manifest.RoomID) {
+		bad(CodeInvalidRequest, "/url", "manifest url must be the https room URL ending in /%s", manifest.RoomID)
+	}
+	if manifest.LastSeq != rep.LastSeq {
+		bad(CodeChainBroken, "/last_seq", "manifest last_seq %d differs from the last record's seq %d", manifest.LastSeq, rep.LastSeq)
+	}
+	if manifest.LastHash != rep.LastHash {
+		bad(CodeChainBroken, "/last_hash", "manifest last_hash does not equal the hash of the record at seq %d", rep.LastSeq)
+	}
+	rep.Problems = append(mp, rep.Problems...)
+	if rep.Room != nil {
+		rep.Status = rep.Room.StatusAt(manifest.GeneratedAt)
+	}
+	return rep, nil
+}

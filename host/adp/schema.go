@@ -1,0 +1,332 @@
+package adp
+
+import (
+	"container/list"
+	"crypto/sha256"
+	_ "embed"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"apconnect/host/identity"
+)
+
+// SchemaCache compiles type schemas (under the type schema profile) once and
+// keeps the compiled validators by schema digest, least recently used first
+// out. It is safe for concurrent use. Compiled schemas live here and never in
+// room state, which stays plain data.
+type SchemaCache struct {
+	mu      sync.Mutex
+	max     int
+	entries map[string]*list.Element
+	lru     *list.List
+}
+
+type schemaEntry struct {
+	digest string
+	sch    *jsonschema.Schema
+}
+
+// DefaultSchemaCacheSize is the capacity of the package's default cache.
+const DefaultSchemaCacheSize = 1024
+
+// defaultSchemaCache serves Rules without their own cache.
+var defaultSchemaCache = NewSchemaCache(DefaultSchemaCacheSize)
+
+// NewSchemaCache returns a cache holding at most max compiled schemas
+// (DefaultSchemaCacheSize when max <= 0).
+func NewSchemaCache(max int) *SchemaCache {
+	if max <= 0 {
+		max = DefaultSchemaCacheSize
+	}
+	return &SchemaCache{max: max, entries: map[string]*list.Element{}, lru: list.New()}
+}
+
+// Len returns the number of cached schemas.
+func (c *SchemaCache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len()
+}
+
+// SchemaDigest returns the cache key of a schema:
+// "sha256:" + base64url(SHA-256(JCS(schema))).
+func SchemaDigest(schema any) (string, error) {
+	b, err := identity.Canonicalize(schema)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + identity.EncodeBase64URL(sum[:]), nil
+}
+
+// compile returns the compiled schema for a type schema, compiling it under
+// the profile's regular expression engine and a loader that loads nothing.
+// It does not run the profile walk; CheckTypeSchema does.
+func (c *SchemaCache) compile(schema map[string]any) (*jsonschema.Schema, error) {
+	digest, err := SchemaDigest(schema)
+	if err != nil {
+		return nil, newError(CodeInvalidTypeSchema, "", "cannot canonicalize the schema: %v", err)
+	}
+	c.mu.Lock()
+	if el, ok := c.entries[digest]; ok {
+		c.lru.MoveToFront(el)
+		sch := el.Value.(*schemaEntry).sch
+		c.mu.Unlock()
+		return sch, nil
+	}
+	c.mu.Unlock()
+
+	sch, err := compileTypeSchema(digest, schema)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.entries[digest]; ok {
+		c.lru.MoveToFront(el)
+		return el.Value.(*schemaEntry).sch, nil
+	}
+	c.entries[digest] = c.lru.PushFront(&schemaEntry{digest: digest, sch: sch})
+	for c.lru.Len() > c.max {
+		last := c.lru.Back()
+		c.lru.Remove(last)
+		delete(c.entries, last.Value.(*schemaEntry).digest)
+	}
+	return sch, nil
+}
+
+// ValidatePayload validates a payload against a type schema (12.6 step 4).
+// A failure is payload_schema_violation with data {"errors": [{path,
+// keyword, message}]}, each path an RFC 6901 pointer into the payload,
+// sorted. format, contentEncoding, contentMediaType and contentSchema are
+// annotations only (12.3.1 rule 3).
+func (c *SchemaCache) ValidatePayload(schema map[string]any, payload any) error {
+	sch, err := c.compile(schema)
+	if err != nil {
+		return err
+	}
+	if err := sch.Validate(payload); err != nil {
+		list := validationFieldErrors(err)
+		e := newError(CodePayloadSchemaViolation, "/event/payload", "payload does not satisfy the type's schema (%d violation(s))", len(list))
+		e.Data = fieldErrorData(list)
+		return e
+	}
+	return nil
+}
+
+// denyLoader refuses every URL: type schemas are self-contained (12.3.1),
+// and the kernel schema is registered from memory. Draft metaschemas come
+// from the library's embedded copies and never reach a loader.
+type denyLoader struct{}
+
+// Load refuses url.
+func (denyLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("schemas are self-contained; %q is not loaded", truncate(url, 120))
+}
+
+// profileRegexp is the regular expression engine of type schemas: a pattern
+// must pass CheckPattern and is then matched by RE2 with search semantics.
+func profileRegexp(s string) (jsonschema.Regexp, error) {
+	if err := CheckPattern(s); err != nil {
+		return nil, err
+	}
+	return regexp.Compile(s)
+}
+
+// compileTypeSchema compiles one type schema from memory.
+func compileTypeSchema(digest string, schema map[string]any) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(denyLoader{})
+	c.UseRegexpEngine(profileRegexp)
+	url := "mem://adp/type-schema/" + strings.ReplaceAll(digest, ":", "-") + ".json"
+	if err := c.AddResource(url, cloneJSON(schema)); err != nil {
+		return nil, compileError(err, url)
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		return nil, compileError(err, url)
+	}
+	return sch, nil
+}
+
+// compileError converts a compile failure into invalid_type_schema, with the
+// metaschema violations as field errors when there are any. url is the
+// in-memory location of the schema, left out of messages.
+func compileError(err error, url string) *Error {
+	var sve *jsonschema.SchemaValidationError
+	if errors.As(err, &sve) {
+		list := validationFieldErrors(sve.Err)
+		msg := "schema is not valid JSON Schema draft 2020-12"
+		if len(list) > 0 {
+			at := list[0].Path
+			if at == "" {
+				at = "/"
+			}
+			msg += fmt.Sprintf(" (at %s: %s)", at, list[0].Message)
+		}
+		e := newError(CodeInvalidTypeSchema, "", "%s", msg)
+		e.Err = err
+		if len(list) > 0 {
+			e.Data = fieldErrorData(list)
+		}
+		return e
+	}
+	text := strings.ReplaceAll(err.Error(), url+"#", "the schema at ")
+	text = strings.ReplaceAll(text, url, "the schema")
+	e := newError(CodeInvalidTypeSchema, "", "schema does not compile: %s", firstLine(text))
+	e.Err = err
+	return e
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return truncate(s, 300)
+}
+
+// printer renders validation messages; English, so messages are stable.
+var printer = message.NewPrinter(language.English)
+
+// validationFieldErrors flattens a validation error tree into its leaves,
+// sorted (the library reports causes in random order).
+func validationFieldErrors(err error) []FieldError {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []FieldError{{Message: err.Error()}}
+	}
+	var out []FieldError
+	var walk func(*jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			out = append(out, FieldError{
+				Path:    pointerOf(e.InstanceLocation),
+				Keyword: keywordOf(e.ErrorKind),
+				Message: e.ErrorKind.LocalizedString(printer),
+			})
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return sortFieldErrors(out)
+}
+
+// keywordOf names the keyword that produced a validation error.
+func keywordOf(k jsonschema.ErrorKind) string {
+	if p := k.KeywordPath(); len(p) > 0 {
+		return p[0]
+	}
+	switch k.(type) {
+	case *kind.Not:
+		return "not"
+	case *kind.FalseSchema:
+		return "false"
+	case *kind.RefCycle:
+		return "$ref"
+	case *kind.InvalidJsonValue:
+		return "type"
+	}
+	return ""
+}
+
+// pointerOf renders reference tokens as an RFC 6901 pointer.
+func pointerOf(tokens []string) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		b.WriteString(escapePointer(t))
+	}
+	return b.String()
+}
+
+// --- the kernel schema ---
+
+//go:embed kernel/1.0.schema.json
+var kernelSchemaJSON []byte
+
+// kernelSchemaID is the $id of the embedded kernel schema.
+const kernelSchemaID = "https://agent-protocols.dev/schemas/agent-discourse/1.0.schema.json"
+
+// kernelDefs are the kernel $defs this package validates against.
+var kernelDefs = []string{
+	"roomCreatePayload", "roomUpdatePayload", "roomJoinPayload", "roomJoinRequestPayload",
+	"roomJoinReviewPayload", "reasonPayload", "roomMemberRoleUpdatePayload", "roomMemberRemovePayload",
+	"messageCreatePayload", "typeDef", "packImport", "packDocument", "archiveManifest",
+}
+
+var kernel struct {
+	once sync.Once
+	defs map[string]*jsonschema.Schema
+	err  error
+}
+
+// kernelSchemas compiles the embedded kernel schema's definitions once.
+func kernelSchemas() (map[string]*jsonschema.Schema, error) {
+	kernel.once.Do(func() {
+		doc, err := identity.ParseStrict(kernelSchemaJSON)
+		if err != nil {
+			kernel.err = fmt.Errorf("adp: embedded kernel schema: %w", err)
+			return
+		}
+		c := jsonschema.NewCompiler()
+		c.DefaultDraft(jsonschema.Draft2020)
+		c.UseLoader(denyLoader{})
+		if err := c.AddResource(kernelSchemaID, doc); err != nil {
+			kernel.err = fmt.Errorf("adp: embedded kernel schema: %w", err)
+			return
+		}
+		defs := map[string]*jsonschema.Schema{}
+		for _, name := range kernelDefs {
+			sch, err := c.Compile(kernelSchemaID + "#/$defs/" + name)
+			if err != nil {
+				kernel.err = fmt.Errorf("adp: embedded kernel schema $defs/%s: %w", name, err)
+				return
+			}
+			defs[name] = sch
+		}
+		kernel.defs = defs
+	})
+	return kernel.defs, kernel.err
+}
+
+// validateKernel validates v against a kernel $defs entry. A failure is an
+// *Error with the given code and pointer and data {"errors": [...]}, paths
+// relative to v.
+func validateKernel(def string, v any, code, pointer string) error {
+	defs, err := kernelSchemas()
+	if err != nil {
+		return err
+	}
+	sch, ok := defs[def]
+	if !ok {
+		return fmt.Errorf("adp: kernel definition %q is not compiled", def)
+	}
+	if err := sch.Validate(v); err != nil {
+		list := validationFieldErrors(err)
+		msg := "value does not match the ADP 1.0 kernel schema"
+		if len(list) > 0 {
+			fe := list[0]
+			at := fe.Path
+			if at == "" {
+				at = "/"
+			}
+			msg = fmt.Sprintf("%s (at %s: %s)", msg, at, fe.Message)
+		}
+		e := newError(code, pointer, "%s", msg)
+		e.Data = fieldErrorData(list)
+		return e
+	}
+	return nil
+}
