@@ -1,9 +1,9 @@
 package config
 
 import (
+	"apconnect/host/identity"
 	"fmt"
 	"net"
-	"net/url"
 	"regexp"
 	"strings"
 )
@@ -90,18 +90,13 @@ func NormalizeOrigin(raw string) (string, error) {
 			return "", fmt.Errorf("must be an https origin: %q is not an IPv6 address", rest[1:end])
 		}
 	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("must be an https origin: cannot parse it")
+	// The normal form is identity's: the same string the connector uses as
+	// the request JWT audience and the hub as its service origin.
+	n, err := identity.NormalizeOrigin(raw)
+	if err != nil {
+		return "", fmt.Errorf("must be an https origin: %v", err)
 	}
-	host := strings.ToLower(u.Hostname())
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	if port := u.Port(); port != "" && port != "443" {
-		return "https://" + host + ":" + port, nil
-	}
-	return "https://" + host, nil
+	return n, nil
 }
 
 // portOf returns the text after the port colon of "host[:port][/]" and
