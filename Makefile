@@ -17,20 +17,23 @@ GOFILES    = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not
 
 all: build
 
-## build: the apconnect binary in ./bin
+## build: the apconnect binary and the example plugin in ./bin
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/apconnect ./cmd/apconnect
+	cd examples/plugins/hello && GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -o $(CURDIR)/$(BIN)/plugins/hello.wasm .
 
 ## lint: gofmt, go vet and the generated README tool table must be clean
 lint:
 	@unformatted=$$(gofmt -l $(GOFILES)); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	cd sdk-guest && $(GO) vet ./... && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...
 	$(GO) run ./host/mcpserver/internal/gendocs -check README.md
 
 ## test: everything CI needs, built from scratch
 test: lint build
 	$(GO) test -race -count=1 ./...
+	cd sdk-guest && $(GO) test -race -count=1 ./...
 
 ## bench: Go benchmarks, summarized in bench/report.json
 bench:

@@ -1,0 +1,3 @@
+module raw
+
+go 1.26

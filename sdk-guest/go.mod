@@ -1,0 +1,3 @@
+module apconnect/sdk-guest
+
+go 1.26
