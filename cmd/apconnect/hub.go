@@ -4,11 +4,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 
 	"apconnect/host/hub"
+	"apconnect/host/hub/discourse"
+	"apconnect/host/hub/hubdb"
 )
 
 // defaultHubListen is the hub's default address: fixed, so a config written
@@ -19,28 +22,46 @@ func init() {
 	register(&command{
 		name:    "hub",
 		summary: "run the local hub: an ADP 1.0 host and Agent Profile service on loopback",
-		usage:   "hub [--listen ADDR] [--data DIR] [--allow-remote] [--log-level LEVEL]",
+		usage:   "hub [--listen ADDR] [--data DIR] [--allow-remote] [--log-level LEVEL]\n       apconnect hub redact [--data DIR] --room ID --seq N",
 		detail: `Runs a complete, strict Agent Discourse 1.0 host and Agent Profile 1.0 service
 over HTTPS. It is a development and test host for one machine — the embedded
-default that lets apconnect run without a remote service, and the peer its
-tests run against — not a production service.
+default that lets apconnect run without a remote service, the peer its tests
+run against, and a host for plugin authors — not a production service.
 
 On first start it creates a local CA and a server certificate for 127.0.0.1,
 ::1 and localhost in the data directory and writes the CA as DIR/ca.pem; give
 that file to connectors as the host's ca_file (apconnect init --ca). All state
-is kept in SQLite under DIR, so a restart loses nothing. The hub listens on
-loopback only unless --allow-remote is given, and stops cleanly on SIGINT or
-SIGTERM.`,
+(rooms, every record, join requests, profiles, nonce comparisons) is kept in
+SQLite under DIR, so a restart loses nothing; transient agent status is kept
+in memory only. The hub listens on loopback only unless --allow-remote is
+given, and stops cleanly on SIGINT or SIGTERM.
+
+The ADP host serves every endpoint of ADP section 15 under /v1 and its
+discovery document at /.well-known/agent-discourse, the SSE stream of section
+16, public room discovery, transient agent status, join request review and
+archives (manifest, JSONL with pack documents, and a Markdown export that
+shows agent content only as code). Quotas are the recommended defaults of
+ADP section 20, counted per agent per room.
+
+"apconnect hub redact --room ID --seq N" replaces the envelope of one
+message.create or custom-type record with its redacted envelope (ADP 14.1) in
+the data directory (the hub may be running): reads, archives and exact
+resubmissions then serve the redacted form, and the chain still verifies.
+Built-in records that determine room state cannot be redacted.`,
 		example: `apconnect hub --listen 127.0.0.1:8443 --data ~/.local/share/apconnect/hub &
-apconnect init --host https://127.0.0.1:8443 --ca ~/.local/share/apconnect/hub/ca.pem`,
+apconnect init --host https://127.0.0.1:8443 --ca ~/.local/share/apconnect/hub/ca.pem
+apconnect hub redact --data ~/.local/share/apconnect/hub --room d8ftedhpqhsusbg001tg --seq 42`,
 		setup: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 			listen := fs.String("listen", defaultHubListen, "address to listen on (host:port; loopback unless --allow-remote)")
 			data := fs.String("data", "", "data directory for ca.pem, keys and hub.db (default $XDG_DATA_HOME/apconnect/hub)")
 			allowRemote := fs.Bool("allow-remote", false, "allow a non-loopback listen address")
 			level := fs.String("log-level", "info", "log level on stderr: debug, info, warn or error")
 			return func(ctx context.Context, e *env, args []string) error {
+				if len(args) > 0 && args[0] == "redact" {
+					return runRedact(ctx, e, *data, args[1:])
+				}
 				if len(args) > 0 {
-					return usageError{"hub takes no arguments"}
+					return usageError{"hub takes no arguments (besides the redact subcommand)"}
 				}
 				dir, err := hubDataDir(e, *data)
 				if err != nil {
@@ -66,6 +87,48 @@ apconnect init --host https://127.0.0.1:8443 --ca ~/.local/share/apconnect/hub/c
 			}
 		},
 	})
+}
+
+// runRedact is `apconnect hub redact`: ADP 14.1 redaction of one record in a
+// hub's data directory.
+func runRedact(ctx context.Context, e *env, dataFlag string, args []string) error {
+	fs := flag.NewFlagSet("apconnect hub redact", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	data := fs.String("data", dataFlag, "the hub's data directory (default $XDG_DATA_HOME/apconnect/hub)")
+	room := fs.String("room", "", "id of the room holding the record")
+	seq := fs.Int64("seq", 0, "seq of the record to redact")
+	if err := fs.Parse(args); err != nil {
+		return usageError{"redact: " + err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{"redact takes no arguments besides its flags"}
+	}
+	if *room == "" || *seq < 1 {
+		return usageError{"redact needs --room ID and --seq N (N >= 1)"}
+	}
+	dir, err := hubDataDir(e, *data)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(dir, hubdb.FileName)); err != nil {
+		return fmt.Errorf("no hub database in %s: %w", dir, err)
+	}
+	db, err := hubdb.Open(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	res, err := discourse.Redact(ctx, db, *room, *seq)
+	if err != nil {
+		return fmt.Errorf("redact %s seq %d: %w", *room, *seq, err)
+	}
+	if res.AlreadyRedacted {
+		fmt.Fprintf(e.stdout, "record %d of room %s (%s, event %s) was already redacted\n", res.Seq, res.RoomID, res.Type, res.EventID)
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "redacted record %d of room %s: %s, event %s\n", res.Seq, res.RoomID, res.Type, res.EventID)
+	fmt.Fprintf(e.stdout, "its event ID stays valid for references; the record hash and the chain are unchanged\n")
+	return nil
 }
 
 // hubDataDir resolves --data, defaulting under $XDG_DATA_HOME.

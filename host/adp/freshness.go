@@ -70,17 +70,22 @@ func QuotaClass(typ string, reg Registry) (Kind, error) {
 }
 
 // RateLimit returns the per-agent events-per-minute quota for an event type:
-// the type's rate_hint when it has one (a hint adjusts the default, 20),
-// otherwise the default of its quota class. 0 means no limit; a class the
-// limits leave unlimited stays unlimited whatever the hint. Check does not
-// enforce rates: the hub counts events per agent itself.
+// the type's rate_hint when it has one (a hint adjusts the default within
+// the host ceiling l.MaxRateHint, 20), otherwise the default of its quota
+// class. 0 means no limit; a class the limits leave unlimited stays
+// unlimited whatever the hint. Check does not enforce rates: the hub counts
+// events per agent itself.
 func RateLimit(l Limits, typ string, reg Registry) (int, error) {
 	k, err := QuotaClass(typ, reg)
 	if err != nil {
 		return 0, err
 	}
 	if def, ok := reg.Lookup(typ); ok && def.RateHint > 0 && l.rateFor(k) > 0 {
-		return int(min(def.RateHint, 1<<31)), nil
+		hint := min(def.RateHint, 1<<31)
+		if l.MaxRateHint > 0 {
+			hint = min(hint, int64(l.MaxRateHint))
+		}
+		return int(hint), nil
 	}
 	return l.rateFor(k), nil
 }

@@ -13,6 +13,10 @@ type Limits struct {
 	MessageRate int // message-kind events (and message.create)
 	SignalRate  int // signal-kind events and membership events
 	ControlRate int // control-kind events and contract writes
+	// MaxRateHint is the host ceiling on a type's rate_hint (section 20:
+	// hints adjust the defaults "within host ceilings"): a larger hint
+	// counts as this. 0 leaves hints uncapped.
+	MaxRateHint int
 
 	// MaxPayload bounds the JCS size of an event payload, in bytes.
 	MaxPayload int
@@ -48,6 +52,7 @@ func DefaultLimits() Limits {
 		MessageRate:         5,
 		SignalRate:          60,
 		ControlRate:         10,
+		MaxRateHint:         120,
 		MaxPayload:          64 << 10,
 		MaxPayloadCeiling:   256 << 10,
 		MaxSchemaSize:       16 << 10,

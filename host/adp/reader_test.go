@@ -148,4 +148,14 @@ func TestPermissionHelpers(t *testing.T) {
 	if got, _ := RateLimit(VerifierLimits(), "x.hint", reg); got != 0 {
 		t.Errorf("verifier rate: %d", got)
 	}
+	// A hint cannot lift a rate past the host ceiling (section 20).
+	greedy := Registry{{Type: "x.greedy", Kind: KindMessage, RateHint: 1_000_000}}
+	if got, _ := RateLimit(DefaultLimits(), "x.greedy", greedy); got != 120 {
+		t.Errorf("rate_hint above the ceiling: %d", got)
+	}
+	uncapped := DefaultLimits()
+	uncapped.MaxRateHint = 0
+	if got, _ := RateLimit(uncapped, "x.greedy", greedy); got != 1_000_000 {
+		t.Errorf("rate_hint without a ceiling: %d", got)
+	}
 }

@@ -270,6 +270,12 @@ var kernel struct {
 	once sync.Once
 	defs map[string]*jsonschema.Schema
 	err  error
+
+	// mu guards compiler and extra: definitions compiled on demand by
+	// ValidateKernel (a jsonschema.Compiler is not safe for concurrent use).
+	mu       sync.Mutex
+	compiler *jsonschema.Compiler
+	extra    map[string]*jsonschema.Schema
 }
 
 // kernelSchemas compiles the embedded kernel schema's definitions once.
@@ -297,21 +303,72 @@ func kernelSchemas() (map[string]*jsonschema.Schema, error) {
 			defs[name] = sch
 		}
 		kernel.defs = defs
+		kernel.compiler = c
+		kernel.extra = map[string]*jsonschema.Schema{}
 	})
 	return kernel.defs, kernel.err
+}
+
+// kernelDef returns the compiled kernel $defs entry name, compiling and
+// caching definitions outside kernelDefs on first use.
+func kernelDef(name string) (*jsonschema.Schema, error) {
+	defs, err := kernelSchemas()
+	if err != nil {
+		return nil, err
+	}
+	if sch, ok := defs[name]; ok {
+		return sch, nil
+	}
+	kernel.mu.Lock()
+	defer kernel.mu.Unlock()
+	if sch, ok := kernel.extra[name]; ok {
+		return sch, nil
+	}
+	if !isDefName(name) {
+		return nil, fmt.Errorf("adp: %q is not a kernel definition name", name)
+	}
+	sch, err := kernel.compiler.Compile(kernelSchemaID + "#/$defs/" + name)
+	if err != nil {
+		return nil, fmt.Errorf("adp: kernel schema has no usable $defs/%s: %w", name, err)
+	}
+	kernel.extra[name] = sch
+	return sch, nil
+}
+
+// isDefName reports whether s looks like a $defs member name (letters and
+// digits), so a caller cannot smuggle a JSON pointer into the compile URL.
+func isDefName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidateKernel validates a strictly parsed JSON value (identity.ParseStrict)
+// against a $defs entry of the ADP 1.0 kernel schema: an input shape such as
+// "agentStatusInput", or a response shape such as "serverRecord",
+// "joinRequest", "agentStatus", "discoveryDocument" or "archiveManifest". A
+// mismatch is an invalid_request *Error with data {"errors": [{path,
+// keyword, message}]}; a name the schema does not define is a plain error.
+func ValidateKernel(def string, v any) error {
+	if _, err := kernelDef(def); err != nil {
+		return err
+	}
+	return validateKernel(def, v, CodeInvalidRequest, "")
 }
 
 // validateKernel validates v against a kernel $defs entry. A failure is an
 // *Error with the given code and pointer and data {"errors": [...]}, paths
 // relative to v.
 func validateKernel(def string, v any, code, pointer string) error {
-	defs, err := kernelSchemas()
+	sch, err := kernelDef(def)
 	if err != nil {
 		return err
-	}
-	sch, ok := defs[def]
-	if !ok {
-		return fmt.Errorf("adp: kernel definition %q is not compiled", def)
 	}
 	if err := sch.Validate(v); err != nil {
 		list := validationFieldErrors(err)

@@ -158,3 +158,24 @@ func TestSchemaCache(t *testing.T) {
 		t.Fatal("digest depends on member order")
 	}
 }
+
+func TestValidateKernel(t *testing.T) {
+	status := jsonValue(t, obj{"state": "drafting", "seen_seq": 3, "expires_at": 10})
+	if err := ValidateKernel("agentStatusInput", status); err != nil {
+		t.Fatalf("valid status input rejected: %v", err)
+	}
+	err := ValidateKernel("agentStatusInput", jsonValue(t, obj{"state": "", "bogus": 1}))
+	wantCode(t, err, CodeInvalidRequest)
+	if fe := AsError(err).FieldErrors(); len(fe) < 2 {
+		t.Fatalf("want every violation listed, got %v", fe)
+	}
+	// Precompiled definitions work the same way.
+	if err := ValidateKernel("reasonPayload", jsonValue(t, obj{"reason": "x"})); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"noSuchDefinition", "agentStatus/properties", "", "../x"} {
+		if err := ValidateKernel(bad, status); err == nil || ErrorCode(err) != "" {
+			t.Fatalf("ValidateKernel(%q) = %v, want a plain error", bad, err)
+		}
+	}
+}

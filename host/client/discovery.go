@@ -3,10 +3,12 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 
 	"apconnect/host/identity"
@@ -16,20 +18,32 @@ import (
 const MaxDiscoveryBytes = 256 << 10
 
 // Discovery is a protocol discovery document (Agent Identity 8.4), with the
-// members ADP adds kept raw.
+// members ADP adds (15.1) and the whole document kept raw.
 type Discovery struct {
-	Protocol  string            `json:"protocol"`
-	Service   string            `json:"service"`
-	Endpoints map[string]string `json:"endpoints,omitempty"`
-	Features  []string          `json:"features,omitempty"`
-	// Raw is the whole document as parsed.
+	Protocol  string            `json:"protocol"`            // "agent-discourse/1.0" or "agent-profile/1.0"
+	Service   string            `json:"service"`             // the service origin (JWT audience)
+	Endpoints map[string]string `json:"endpoints,omitempty"` // absolute URLs by endpoint name
+	Features  []string          `json:"features,omitempty"`  // feature strings
+	// RegisteredPacks is ADP's registered_packs.
+	RegisteredPacks []string `json:"registered_packs,omitempty"`
+	// Profile is ADP's profile object as sent.
+	Profile map[string]any `json:"profile,omitempty"`
+	// Raw is the whole document as parsed; nil for the empty document that
+	// stands for a service without one.
 	Raw map[string]any `json:"-"`
 }
+
+// Has reports whether the document lists a feature.
+func (d *Discovery) Has(feature string) bool { return slices.Contains(d.Features, feature) }
+
+// Endpoint returns the URL listed for an endpoint name, "" when none.
+func (d *Discovery) Endpoint(name string) string { return d.Endpoints[name] }
 
 // FetchDiscovery reads GET {origin}/.well-known/{name} and checks it: the
 // protocol matches want, service is origin itself, and every endpoint is an
 // absolute https URL on that same origin (an endpoint elsewhere would send
-// signed writes or tokens to a host the operator never configured).
+// signed writes or tokens to a host the operator never configured). It makes
+// one attempt; Host.Discovery adds caching and retries.
 func FetchDiscovery(ctx context.Context, hc *http.Client, origin, name, want string) (*Discovery, error) {
 	origin, err := identity.NormalizeOrigin(origin)
 	if err != nil {
@@ -55,6 +69,11 @@ func FetchDiscovery(ctx context.Context, hc *http.Client, origin, name, want str
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("%s discovery: HTTP %d", name, resp.StatusCode)
 	}
+	return parseDiscovery(body, origin, name, want)
+}
+
+// parseDiscovery strictly parses and checks a discovery document.
+func parseDiscovery(body []byte, origin, name, want string) (*Discovery, error) {
 	v, err := identity.ParseStrict(body)
 	if err != nil {
 		return nil, fmt.Errorf("%s discovery: %w", name, err)
@@ -81,13 +100,25 @@ func FetchDiscovery(ctx context.Context, hc *http.Client, origin, name, want str
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		u, err := url.Parse(d.Endpoints[k])
-		if err != nil || u.Scheme != "https" || u.User != nil {
-			return nil, fmt.Errorf("%s discovery: endpoint %s is not an absolute https URL", name, k)
-		}
-		if o, err := identity.NormalizeOrigin(u.Scheme + "://" + u.Host); err != nil || o != origin {
-			return nil, fmt.Errorf("%s discovery: endpoint %s is on another origin (%s); refused", name, k, u.Host)
+		if err := checkOnOrigin(d.Endpoints[k], origin); err != nil {
+			return nil, fmt.Errorf("%s discovery: endpoint %s: %w", name, k, err)
 		}
 	}
 	return &d, nil
+}
+
+// checkOnOrigin accepts an absolute https URL without user info, query or
+// fragment whose origin is origin.
+func checkOnOrigin(raw, origin string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "https" || u.User != nil || u.Host == "" || u.Opaque != "" {
+		return errors.New("not an absolute https URL")
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return errors.New("an endpoint URL carries no query or fragment")
+	}
+	if o, err := identity.NormalizeOrigin(u.Scheme + "://" + u.Host); err != nil || o != origin {
+		return fmt.Errorf("%w (%s)", ErrOtherOrigin, u.Host)
+	}
+	return nil
 }

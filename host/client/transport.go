@@ -44,6 +44,7 @@ func NewHTTPClient(roots *x509.CertPool, timeout time.Duration) *http.Client {
 // httpsOnly refuses to send anything over plain HTTP.
 type httpsOnly struct{ next http.RoundTripper }
 
+// RoundTrip sends r when its scheme is https and refuses it otherwise.
 func (h httpsOnly) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.URL.Scheme != "https" {
 		return nil, errors.New("refusing a non-https request to " + r.URL.Redacted())

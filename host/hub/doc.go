@@ -1,7 +1,7 @@
 // Package hub is `apconnect hub`: a strict local host for Agent Protocols —
-// the Agent Profile 1.0 service now, and the Agent Discourse 1.0 host on the
-// same foundation — served over HTTPS on loopback with its own CA, keeping
-// its state in SQLite under a data directory.
+// the Agent Discourse 1.0 host (package discourse) and the Agent Profile 1.0
+// service (package profile) — served over HTTPS on loopback with its own CA,
+// keeping its state in SQLite under a data directory.
 //
 // It is a development and test host for one machine: the embedded default
 // that lets apconnect run with no remote service, the peer every connector

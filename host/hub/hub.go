@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"apconnect/host/adp"
+	"apconnect/host/hub/discourse"
 	"apconnect/host/hub/hubdb"
 	"apconnect/host/hub/hubhttp"
 	"apconnect/host/hub/profile"
@@ -39,9 +41,15 @@ type Hub struct {
 	auth     *hubhttp.Authenticator
 	limiter  *hubhttp.RateLimiter
 	profiles *profile.Service
+	rooms    *discourse.Service
 
 	baseCtx    context.Context
 	cancelBase context.CancelFunc
+	// reqCtx is the base of request contexts. It outlives baseCtx during a
+	// graceful shutdown, so writes in flight commit instead of failing,
+	// and is cancelled once serving has stopped.
+	reqCtx    context.Context
+	cancelReq context.CancelFunc
 
 	mu        sync.Mutex
 	started   bool
@@ -123,12 +131,15 @@ func New(opts Options) (*Hub, error) {
 			return nil, fmt.Errorf("hub: origin: %w", err)
 		}
 	}
+	h.baseCtx, h.cancelBase = context.WithCancel(context.Background())
+	h.reqCtx, h.cancelReq = context.WithCancel(context.Background())
 	if err := h.buildServices(); err != nil {
+		h.cancelBase()
+		h.cancelReq()
 		h.listener.Close()
 		h.db.Close()
 		return nil, err
 	}
-	h.baseCtx, h.cancelBase = context.WithCancel(context.Background())
 	h.server = &http.Server{
 		Handler:           hubhttp.Recover(h.logger, h.mux),
 		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{h.tls.Certificate}},
@@ -136,7 +147,7 @@ func New(opts Options) (*Hub, error) {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(h.logger.Handler(), slog.LevelDebug),
-		BaseContext:       func(net.Listener) context.Context { return h.baseCtx },
+		BaseContext:       func(net.Listener) context.Context { return h.reqCtx },
 	}
 	return h, nil
 }
@@ -176,6 +187,9 @@ func (h *Hub) buildServices() error {
 		Limiter:  h.limiter,
 		Logger:   h.logger,
 	}
+	if err := h.pipeline.Prepare(context.Background()); err != nil {
+		return fmt.Errorf("hub: %w", err)
+	}
 	h.mux = http.NewServeMux()
 	h.mux.Handle("/", hubhttp.NotFound(h.logger))
 	var err error
@@ -187,6 +201,21 @@ func (h *Hub) buildServices() error {
 		return fmt.Errorf("hub: %w", err)
 	}
 	h.profiles.Register(h.mux)
+	var packs adp.PackResolver
+	if !h.opts.NoExternalPacks {
+		packs = h.opts.PackFetcher
+		if packs == nil {
+			packs = &adp.HTTPSPackFetcher{}
+		}
+	}
+	h.rooms, err = discourse.New(discourse.Config{
+		Origin: h.origin, DB: h.db, Pipeline: h.pipeline, Auth: h.auth, Clock: h.clock,
+		Limits: l.Discourse, Packs: packs, ProfileService: h.origin, Context: h.baseCtx, Logger: h.logger,
+	})
+	if err != nil {
+		return fmt.Errorf("hub: %w", err)
+	}
+	h.rooms.Register(h.mux)
 	return nil
 }
 
@@ -254,10 +283,12 @@ func (h *Hub) closed() bool {
 
 // shutdown stops accepting connections, cancels Context (so long-lived
 // handlers such as event streams end) and waits up to ShutdownTimeout for
-// requests in flight before closing what remains.
+// requests in flight — writes complete and commit — before cancelling what
+// remains and closing its connections.
 func (h *Hub) shutdown() {
 	h.stopOnce.Do(func() {
 		h.cancelBase()
+		defer h.cancelReq()
 		timeout := h.opts.ShutdownTimeout
 		if timeout <= 0 {
 			timeout = DefaultShutdownTimeout
@@ -284,6 +315,7 @@ func (h *Hub) Close() error {
 		if started {
 			<-h.stopped
 		}
+		h.rooms.Close()
 		h.closeErr = h.db.Close()
 	})
 	return h.closeErr
@@ -326,6 +358,9 @@ func (h *Hub) RateLimiter() *hubhttp.RateLimiter { return h.limiter }
 
 // Profiles is the Agent Profile service.
 func (h *Hub) Profiles() *profile.Service { return h.profiles }
+
+// Discourse is the Agent Discourse host.
+func (h *Hub) Discourse() *discourse.Service { return h.rooms }
 
 // Context is cancelled when the hub begins shutting down; long-lived
 // handlers (event streams) select on it to end promptly.

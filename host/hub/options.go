@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"time"
 
+	"apconnect/host/adp"
+	"apconnect/host/hub/discourse"
 	"apconnect/host/hub/profile"
 )
 
@@ -42,6 +44,14 @@ type Options struct {
 	// ShutdownTimeout bounds graceful shutdown (DefaultShutdownTimeout
 	// when zero).
 	ShutdownTimeout time.Duration
+	// PackFetcher fetches external ADP type packs (ADP 12.5). Nil means an
+	// adp.HTTPSPackFetcher with its defaults: HTTPS at every hop, 256 KiB,
+	// 10 s, and no loopback or private addresses. Tests serving packs on
+	// loopback pass one with AllowPrivateAddresses and their CA.
+	PackFetcher adp.PackResolver
+	// NoExternalPacks refuses every external pack import (pack_unavailable)
+	// and leaves "external-packs" out of the discovery features.
+	NoExternalPacks bool
 }
 
 // Limits are the hub's protocol parameters. Zero values take the defaults
@@ -62,4 +72,7 @@ type Limits struct {
 	MaxWriteBody int64
 	// Profile are the Agent Profile service's limits.
 	Profile profile.Limits
+	// Discourse are the Agent Discourse host's quotas (ADP 20) and serving
+	// parameters; zero fields take discourse.DefaultLimits.
+	Discourse discourse.Limits
 }

@@ -412,3 +412,48 @@ func TestConcurrentWrites(t *testing.T) {
 		t.Fatalf("latest %s, want nonce %d of %d accepted", r.Body, greatest, len(accepted))
 	}
 }
+
+// abortProbe registers an OnAbort hook and rejects or accepts by type.
+type abortProbe struct{ probe }
+
+var aborted sync.Map
+
+func (abortProbe) Accept(ctx context.Context, w *hubhttp.Write) (*hubhttp.Result, error) {
+	hash := w.Envelope.Hash
+	w.OnAbort(func() { aborted.Store(hash, true) })
+	switch w.Envelope.Event.Type {
+	case "probe.reject":
+		return nil, hubhttp.Errorf(identity.CodePermissionDenied, "rejected by the probe")
+	case "probe.panic":
+		panic("probe panic")
+	}
+	return &hubhttp.Result{Status: http.StatusCreated, Body: map[string]any{"ok": true}}, nil
+}
+
+// TestAbortHooks: OnAbort hooks run exactly for writes that do not commit —
+// a rejection or a panic inside the transaction — and never for accepted
+// writes.
+func TestAbortHooks(t *testing.T) {
+	h := hubtest.Start(t)
+	h.Handle("POST /x-probe/abort", h.Pipeline().Handler(abortProbe{}, 4096))
+	a := hubtest.NewAgent(60)
+	for i, c := range []struct {
+		typ     string
+		status  int
+		aborted bool
+	}{
+		{"probe.ok", http.StatusCreated, false},
+		{"probe.reject", http.StatusForbidden, true},
+		{"probe.panic", http.StatusInternalServerError, true},
+	} {
+		body := probeEvent(a, t, h.Now(), int64(i+1), c.typ)
+		env, _ := identity.ParseEnvelope(body)
+		r := h.Do(http.MethodPost, "/x-probe/abort", body, nil)
+		if r.Status != c.status {
+			t.Fatalf("%s: status %d %s", c.typ, r.Status, r.Body)
+		}
+		if _, ok := aborted.Load(env.Hash); ok != c.aborted {
+			t.Fatalf("%s: abort hook ran = %v", c.typ, ok)
+		}
+	}
+}

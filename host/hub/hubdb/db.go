@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"sync"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -31,6 +32,9 @@ type DB struct {
 	path   string
 	writer *sql.DB
 	reader *sql.DB
+
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt // prepared on the writer, by query text
 }
 
 // Open opens (creating if needed) DIR/hub.db and applies every pending
@@ -104,12 +108,89 @@ func (db *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) (err error) 
 	return tx.Commit()
 }
 
+// Prepare prepares queries on the writer connection and caches them for
+// Stmt, Exec and QueryRow, so a hot write path does not parse its SQL again
+// in every transaction. Call it outside any Write (services do at
+// construction): the writer has a single connection, which a transaction
+// holds.
+func (db *DB) Prepare(ctx context.Context, queries ...string) error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.stmts == nil {
+		db.stmts = map[string]*sql.Stmt{}
+	}
+	for _, q := range queries {
+		if _, ok := db.stmts[q]; ok {
+			continue
+		}
+		st, err := db.writer.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", q, err)
+		}
+		db.stmts[q] = st
+	}
+	return nil
+}
+
+// Stmt returns query as a statement of tx, a transaction of Write: the
+// cached prepared statement when Prepare registered the query, otherwise
+// one prepared now for this transaction only. It closes with tx.
+func (db *DB) Stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	db.mu.Lock()
+	st, ok := db.stmts[query]
+	db.mu.Unlock()
+	if ok {
+		return tx.StmtContext(ctx, st), nil
+	}
+	return tx.PrepareContext(ctx, query)
+}
+
+// Exec runs a cached prepared statement (see Stmt) in tx.
+func (db *DB) Exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	st, err := db.Stmt(ctx, tx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// QueryRow runs a cached prepared query (see Stmt) in tx. A preparation
+// failure surfaces from the row's Scan.
+func (db *DB) QueryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
+	st, err := db.Stmt(ctx, tx, query)
+	if err != nil {
+		// QueryRowContext on the transaction reports the same error
+		// through Scan.
+		return tx.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
 // Close closes both pools.
 func (db *DB) Close() error {
 	var errs []error
+	db.mu.Lock()
+	for _, st := range db.stmts {
+		errs = append(errs, st.Close())
+	}
+	db.stmts = nil
+	db.mu.Unlock()
 	if db.reader != nil {
 		errs = append(errs, db.reader.Close())
 	}
 	errs = append(errs, db.writer.Close())
 	return errors.Join(errs...)
+}
+
+// Compact rebuilds the database file (VACUUM), copies the write-ahead log
+// into it and truncates the log, so that no page of hub.db or hub.db-wal
+// keeps content that was overwritten or deleted — not even fragments left
+// in free space by earlier page splits. Redaction uses it. It holds the
+// write lock for the duration; call it outside any Write.
+func (db *DB) Compact(ctx context.Context) error {
+	if _, err := db.writer.ExecContext(ctx, `VACUUM`); err != nil {
+		return err
+	}
+	_, err := db.writer.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	return err
 }

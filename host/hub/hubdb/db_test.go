@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 )
@@ -123,5 +124,39 @@ func TestWriteRollsBackAndSerializes(t *testing.T) {
 	db.Reader().QueryRowContext(ctx, `SELECT max_nonce FROM nonce_cache WHERE actor = 'c'`).Scan(&v)
 	if v != 160 {
 		t.Fatalf("counter %d, want 160", v)
+	}
+}
+
+func TestPreparedStatements(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const ins = `INSERT INTO nonce_cache (actor, max_nonce, expires_at) VALUES (?, ?, ?)`
+	const sel = `SELECT max_nonce FROM nonce_cache WHERE actor = ?`
+	if err := db.Prepare(ctx, ins, sel); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Prepare(ctx, `SELECT nope FROM nowhere`); err == nil {
+		t.Fatal("a bad query prepared")
+	}
+	for i := range 3 {
+		err := db.Write(ctx, func(tx *sql.Tx) error {
+			if _, err := db.Exec(ctx, tx, ins, fmt.Sprint("a", i), i+1, 10); err != nil {
+				return err
+			}
+			var n int
+			if err := db.QueryRow(ctx, tx, sel, fmt.Sprint("a", i)).Scan(&n); err != nil || n != i+1 {
+				return fmt.Errorf("read back %d, %v", n, err)
+			}
+			// A query that was not prepared still works, uncached.
+			_, err := db.Exec(ctx, tx, `DELETE FROM nonce_cache WHERE actor = ?`, "none")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -65,7 +65,17 @@ type Pipeline struct {
 	// Logger receives one line per write (never bodies or tokens).
 	Logger *slog.Logger
 
-	writes atomic.Int64
+	writes      atomic.Int64
+	verifyCount atomic.Int64
+	verifyNanos atomic.Int64
+}
+
+// VerifyStats reports how many envelopes the pipeline has verified (Agent
+// Identity 6.1 steps 3–5: the event hash over JCS and the strict Ed25519
+// signature) and the total time spent doing so. Benchmarks use it to report
+// the share of time spent verifying signatures.
+func (p *Pipeline) VerifyStats() (count int64, total time.Duration) {
+	return p.verifyCount.Load(), time.Duration(p.verifyNanos.Load())
 }
 
 // WriteHandler is what a protocol write endpoint plugs into the Pipeline.
@@ -129,7 +139,15 @@ type Write struct {
 
 	p            *Pipeline
 	reservations []*Reservation
+	aborts       []func()
 }
+
+// OnAbort registers fn to run, once, if this write does not commit: Accept
+// returned an error, the commit failed, or something panicked. A handler
+// that takes a lock or changes memory inside Accept registers its undo here
+// (the commit path releases it in Result.AfterCommit). Hooks run in reverse
+// order of registration.
+func (w *Write) OnAbort(fn func()) { w.aborts = append(w.aborts, fn) }
 
 // RateLimit counts this write against a quota kept under key (for example
 // "agent-discourse/1.0|message|did:agent:…"). When the quota is exhausted it
@@ -149,11 +167,16 @@ func (w *Write) RateLimit(key string, rate Rate) error {
 	return nil
 }
 
-func (w *Write) cancelReservations() {
+// abort gives back the quota units and runs the OnAbort hooks.
+func (w *Write) abort() {
 	for _, r := range w.reservations {
 		r.Cancel()
 	}
 	w.reservations = nil
+	for i := len(w.aborts) - 1; i >= 0; i-- {
+		w.aborts[i]()
+	}
+	w.aborts = nil
 }
 
 // Outcome is what Submit did.
@@ -219,7 +242,7 @@ func (p *Pipeline) Handler(h WriteHandler, maxBody int64) http.Handler {
 // Submit runs the pipeline on a request body. Rejections are *Error values
 // (identity codes, nonce_not_greater with its header, or the handler's).
 func (p *Pipeline) Submit(ctx context.Context, r *http.Request, body []byte, h WriteHandler) (*Outcome, error) {
-	env, err := identity.ParseEnvelope(body)
+	env, err := p.verify(body)
 	if err != nil {
 		p.logReject(ctx, nil, err)
 		return nil, AsError(err)
@@ -234,10 +257,18 @@ func (p *Pipeline) Submit(ctx context.Context, r *http.Request, body []byte, h W
 	}
 	out := &Outcome{Envelope: env}
 	var write *Write
+	committed := false
+	defer func() {
+		// A write that did not commit (an error, or a panic passing
+		// through) gives back what Accept took.
+		if !committed && write != nil {
+			write.abort()
+		}
+	}()
 	err = p.DB.Write(ctx, func(tx *sql.Tx) error {
 		now := p.Clock()
 		nowMS := now.UnixMilli()
-		acc, err := LookupAccepted(ctx, tx, env.Hash)
+		acc, err := scanAccepted(p.DB.QueryRow(ctx, tx, lookupAcceptedSQL, env.Hash), env.Hash)
 		if err != nil {
 			return err
 		}
@@ -265,8 +296,7 @@ func (p *Pipeline) Submit(ctx context.Context, r *http.Request, body []byte, h W
 		if env.Event.Nonce <= eff {
 			return NonceNotGreater(env.Event.Nonce, eff)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO accepted_envelopes
-			(hash, protocol, type, actor, nonce, created_at, accepted_at, envelope) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := p.DB.Exec(ctx, tx, insertAcceptedSQL,
 			env.Hash, env.Event.Protocol, env.Event.Type, env.Event.Actor, env.Event.Nonce,
 			env.Event.CreatedAt, nowMS, compact.Bytes()); err != nil {
 			return err
@@ -279,8 +309,7 @@ func (p *Pipeline) Submit(ctx context.Context, r *http.Request, body []byte, h W
 		if res == nil {
 			return errors.New("hubhttp: WriteHandler.Accept returned no result")
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO nonce_cache (actor, max_nonce, expires_at) VALUES (?, ?, ?)
-			ON CONFLICT (actor) DO UPDATE SET max_nonce = excluded.max_nonce, expires_at = excluded.expires_at`,
+		if _, err := p.DB.Exec(ctx, tx, upsertNonceSQL,
 			env.Event.Actor, env.Event.Nonce, nowMS+p.nonceTTL().Milliseconds()); err != nil {
 			return err
 		}
@@ -294,12 +323,10 @@ func (p *Pipeline) Submit(ctx context.Context, r *http.Request, body []byte, h W
 		return nil
 	})
 	if err != nil {
-		if write != nil {
-			write.cancelReservations()
-		}
 		p.logReject(ctx, env, err)
 		return nil, AsError(err)
 	}
+	committed = true
 	if !out.Replayed && out.Result.AfterCommit != nil {
 		out.Result.AfterCommit()
 	}
@@ -316,10 +343,33 @@ func (p *Pipeline) Submit(ctx context.Context, r *http.Request, body []byte, h W
 	return out, nil
 }
 
+// verify runs Agent Identity 6.1 steps 1–5 exactly as identity.ParseEnvelope
+// does (same checks, same errors), timing the hash and signature check.
+func (p *Pipeline) verify(body []byte) (*identity.Envelope, error) {
+	v, err := identity.ParseStrict(body)
+	if err != nil {
+		// ParseEnvelope gives parse failures their invalid_event form.
+		_, err = identity.ParseEnvelope(body)
+		return nil, err
+	}
+	env, err := identity.EnvelopeFromValue(v, "")
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	err = env.Verify()
+	p.verifyNanos.Add(int64(time.Since(start)))
+	p.verifyCount.Add(1)
+	if err != nil {
+		return nil, err
+	}
+	return env, nil
+}
+
 // effectiveMax is the nonce an envelope must exceed: the actor's cached
 // maximum while valid, or the handler's durable floor, whichever is greater.
 func (p *Pipeline) effectiveMax(ctx context.Context, tx *sql.Tx, h WriteHandler, env *identity.Envelope, nowMS int64) (int64, error) {
-	cached, err := CachedNonce(ctx, tx, env.Event.Actor, nowMS)
+	cached, err := scanNonce(p.DB.QueryRow(ctx, tx, cachedNonceSQL, env.Event.Actor, nowMS))
 	if err != nil {
 		return 0, err
 	}
@@ -352,13 +402,33 @@ type Querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
+// The pipeline's statements, prepared once by Prepare.
+const (
+	lookupAcceptedSQL = `SELECT protocol, type, actor, nonce, created_at, accepted_at, envelope
+		FROM accepted_envelopes WHERE hash = ?`
+	cachedNonceSQL    = `SELECT max_nonce FROM nonce_cache WHERE actor = ? AND expires_at > ?`
+	insertAcceptedSQL = `INSERT INTO accepted_envelopes
+		(hash, protocol, type, actor, nonce, created_at, accepted_at, envelope) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	upsertNonceSQL = `INSERT INTO nonce_cache (actor, max_nonce, expires_at) VALUES (?, ?, ?)
+		ON CONFLICT (actor) DO UPDATE SET max_nonce = excluded.max_nonce, expires_at = excluded.expires_at`
+)
+
+// Prepare prepares the pipeline's statements on the hub's writer (see
+// hubdb.DB.Prepare); call it once before serving. Without it the pipeline
+// still works, parsing its SQL in every write.
+func (p *Pipeline) Prepare(ctx context.Context) error {
+	return p.DB.Prepare(ctx, lookupAcceptedSQL, cachedNonceSQL, insertAcceptedSQL, upsertNonceSQL)
+}
+
 // LookupAccepted returns the accepted envelope with this event hash, or nil.
 func LookupAccepted(ctx context.Context, q Querier, hash string) (*Accepted, error) {
+	return scanAccepted(q.QueryRowContext(ctx, lookupAcceptedSQL, hash), hash)
+}
+
+func scanAccepted(row *sql.Row, hash string) (*Accepted, error) {
 	a := &Accepted{Hash: hash}
 	var env []byte
-	err := q.QueryRowContext(ctx, `SELECT protocol, type, actor, nonce, created_at, accepted_at, envelope
-		FROM accepted_envelopes WHERE hash = ?`, hash).
-		Scan(&a.Protocol, &a.Type, &a.Actor, &a.Nonce, &a.CreatedAt, &a.AcceptedAt, &env)
+	err := row.Scan(&a.Protocol, &a.Type, &a.Actor, &a.Nonce, &a.CreatedAt, &a.AcceptedAt, &env)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -372,8 +442,12 @@ func LookupAccepted(ctx context.Context, q Querier, hash string) (*Accepted, err
 // CachedNonce returns the actor's cached maximum nonce if its entry is still
 // valid at nowMS, and 0 otherwise.
 func CachedNonce(ctx context.Context, q Querier, actor string, nowMS int64) (int64, error) {
+	return scanNonce(q.QueryRowContext(ctx, cachedNonceSQL, actor, nowMS))
+}
+
+func scanNonce(row *sql.Row) (int64, error) {
 	var n int64
-	err := q.QueryRowContext(ctx, `SELECT max_nonce FROM nonce_cache WHERE actor = ? AND expires_at > ?`, actor, nowMS).Scan(&n)
+	err := row.Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

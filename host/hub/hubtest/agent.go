@@ -2,7 +2,9 @@ package hubtest
 
 import (
 	"crypto/ed25519"
+	"crypto/sha3"
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +17,19 @@ import (
 type Agent struct {
 	ID     string
 	Signer *identity.KeySigner
+
+	mu    sync.Mutex
+	nonce int64 // last nonce NextNonce returned
+}
+
+// NextNonce returns the agent's next nonce for an event created at now:
+// max(last + 1, now in Unix ms), the clock-derived rule of Agent Identity
+// 6.2. It is safe for concurrent use.
+func (a *Agent) NextNonce(now time.Time) int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.nonce = max(a.nonce+1, now.UnixMilli())
+	return a.nonce
 }
 
 // NewAgent returns the agent whose 32-byte seed repeats b (the protocol
@@ -72,4 +87,24 @@ func (a *Agent) Token(t testing.TB, origin string, now time.Time, lifetime time.
 		t.Fatalf("hubtest: token: %v", err)
 	}
 	return tok
+}
+
+// SignRaw signs an event object exactly as given — no shape check — and
+// returns the envelope JSON: an authentic envelope whose event may be
+// malformed, for testing how a receiver rejects it.
+func (a *Agent) SignRaw(t testing.TB, ev map[string]any) []byte {
+	t.Helper()
+	b, err := identity.Canonicalize(ev)
+	if err != nil {
+		t.Fatalf("hubtest: canonicalize: %v", err)
+	}
+	d := sha3.Sum256(b)
+	env, err := json.Marshal(map[string]any{
+		"hash": identity.EncodeBase64URL(d[:]), "event": ev,
+		"signature": identity.EncodeBase64URL(a.Signer.SignDigest(d[:])),
+	})
+	if err != nil {
+		t.Fatalf("hubtest: encode envelope: %v", err)
+	}
+	return env
 }

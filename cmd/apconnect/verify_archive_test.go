@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"apconnect/host/adp"
+	"apconnect/host/hub/hubtest"
+)
+
+// archiveRoom runs a small room on a test hub and closes it, returning the
+// hub, the room id and the seq of a message record.
+func archiveRoom(t *testing.T) (*hubtest.Hub, string, int64) {
+	t.Helper()
+	clock := hubtest.NewClock(time.UnixMilli(1_800_000_000_000))
+	h := hubtest.Start(t, hubtest.WithClock(clock))
+	creator, sp := hubtest.NewAgent(1), hubtest.NewAgent(2)
+	now := clock.Now()
+	r := h.Post("/v1/rooms", creator.ADPEvent(t, now, adp.TypeRoomCreate, "", nil, map[string]any{
+		"host": h.Origin(), "topic": "archive test", "visibility": "public",
+		"start_time": now.UnixMilli() - 1000, "end_time": now.UnixMilli() + 3600_000,
+		"types": []any{map[string]any{"use": "adp:reactions/1.0"}},
+	}))
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	var room struct{ ID string }
+	r.Decode(t, &room)
+	send := func(a *hubtest.Agent, typ string, payload map[string]any) *adp.Record {
+		head, _ := h.RoomHead(t, room.ID, nil)
+		r := h.Post("/v1/rooms/"+room.ID, a.ADPEvent(t, clock.Now(), typ, room.ID, &head, payload))
+		if r.Status != http.StatusOK {
+			t.Fatalf("%s: %d %s", typ, r.Status, r.Body)
+		}
+		rec, err := adp.ParseRecord(r.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	send(sp, adp.TypeRoomJoin, map[string]any{"role": "speaker"})
+	msg := send(sp, adp.TypeMessageCreate, map[string]any{"content_type": "text/plain", "content": "hello"})
+	send(creator, "reaction.create", map[string]any{"event_id": msg.EnvelopeHash(), "reaction": "agree"})
+	send(creator, adp.TypeMessageCreate, map[string]any{"content_type": "text/plain", "content": "closing"})
+	send(creator, adp.TypeRoomClose, map[string]any{})
+	return h, room.ID, msg.Seq
+}
+
+// download fetches a path of the hub into a file.
+func download(t *testing.T, h *hubtest.Hub, path, file string) []byte {
+	t.Helper()
+	resp, err := h.Client.Get(h.URL(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+	}
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestVerifyArchiveRoundTrip(t *testing.T) {
+	h, id, msgSeq := archiveRoom(t)
+	dir := t.TempDir()
+
+	t.Run("manifest URL", func(t *testing.T) {
+		code, out, errOut := runCLI(t, "verify-archive", "--ca", h.CAFile(), h.URL("/v1/rooms/"+id+"/archive"))
+		if code != 0 || !strings.Contains(out, "archive verified") || !strings.Contains(out, "room:       "+id) ||
+			!strings.Contains(out, "records:    6 (last seq 6)") || !strings.Contains(out, "redactions: none") {
+			t.Fatalf("exit %d\n%s%s", code, out, errOut)
+		}
+	})
+	t.Run("room URL and JSON report", func(t *testing.T) {
+		code, out, _ := runCLI(t, "verify-archive", "--ca", h.CAFile(), "--json", h.URL("/v1/rooms/"+id))
+		if code != 0 || !strings.Contains(out, `"ok": true`) || !strings.Contains(out, `"status": "ended"`) {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+	})
+	t.Run("local JSONL", func(t *testing.T) {
+		file := filepath.Join(dir, "room.jsonl")
+		download(t, h, "/v1/rooms/"+id+"/archive.jsonl", file)
+		code, out, errOut := runCLI(t, "verify-archive", file)
+		if code != 0 || !strings.Contains(out, "archive verified") {
+			t.Fatalf("exit %d\n%s%s", code, out, errOut)
+		}
+	})
+	t.Run("tampered archive lists every problem", func(t *testing.T) {
+		file := filepath.Join(dir, "tampered.jsonl")
+		b := download(t, h, "/v1/rooms/"+id+"/archive.jsonl", file)
+		lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+		// Line 0 is the manifest, then records 1..6. Change the message's
+		// content (its event hash no longer matches), and drop record 5.
+		lines[msgSeq] = bytes.Replace(lines[msgSeq], []byte(`"hello"`), []byte(`"HELLO"`), 1)
+		lines = append(lines[:5], lines[6:]...)
+		os.WriteFile(file, append(bytes.Join(lines, []byte("\n")), '\n'), 0o600)
+		code, out, _ := runCLI(t, "verify-archive", file)
+		if code != 1 || !strings.Contains(out, "archive verification FAILED") {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		for _, want := range []string{
+			"seq 3 [invalid_event_hash]", // the edited message
+			"seq 6 [chain_broken] /seq: record 5 is missing",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("report lacks %q:\n%s", want, out)
+			}
+		}
+		if n := strings.Count(out, "\n  - "); n < 2 {
+			t.Errorf("%d problems listed:\n%s", n, out)
+		}
+	})
+	t.Run("a forged last_hash is caught", func(t *testing.T) {
+		file := filepath.Join(dir, "forged.jsonl")
+		b := download(t, h, "/v1/rooms/"+id+"/archive.jsonl", file)
+		lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+		lines = lines[:len(lines)-1] // drop the last record, keep the manifest
+		os.WriteFile(file, bytes.Join(lines, []byte("\n")), 0o600)
+		code, out, _ := runCLI(t, "verify-archive", file)
+		if code != 1 || !strings.Contains(out, "[chain_broken] /last_seq") || !strings.Contains(out, "[chain_broken] /last_hash") {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+	})
+	t.Run("redacted record is reported", func(t *testing.T) {
+		code, out, errOut := runCLI(t, "hub", "redact", "--data", h.DataDir(), "--room", id, "--seq", "3")
+		if code != 0 || !strings.Contains(out, "redacted record 3") {
+			t.Fatalf("hub redact: exit %d\n%s%s", code, out, errOut)
+		}
+		code, out, _ = runCLI(t, "verify-archive", "--ca", h.CAFile(), h.URL("/v1/rooms/"+id+"/archive"))
+		if code != 0 || !strings.Contains(out, "redactions: 1 record(s) redacted by the host: seq 3") {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		// Redaction is idempotent; state-bearing records are refused.
+		if code, out, _ := runCLI(t, "hub", "redact", "--data", h.DataDir(), "--room", id, "--seq", "3"); code != 0 || !strings.Contains(out, "already redacted") {
+			t.Fatalf("second redact: %d %s", code, out)
+		}
+		if code, _, errOut := runCLI(t, "hub", "redact", "--data", h.DataDir(), "--room", id, "--seq", "2"); code != 1 || !strings.Contains(errOut, "cannot be redacted") {
+			t.Fatalf("redacting room.join: %d %s", code, errOut)
+		}
+		if code, _, _ := runCLI(t, "hub", "redact", "--data", h.DataDir(), "--room", id); code != 2 {
+			t.Fatalf("redact without --seq: exit %d", code)
+		}
+		// The hub serves the redacted form, also to an exact resubmission.
+		recs := h.Get(t, "/v1/rooms/"+id+"/events", nil)
+		if !bytes.Contains(recs.Body, []byte(`"redacted":true`)) || bytes.Contains(recs.Body, []byte(`"hello"`)) {
+			t.Fatalf("events after redaction: %s", recs.Body)
+		}
+	})
+	t.Run("usage errors", func(t *testing.T) {
+		if code, _, _ := runCLI(t, "verify-archive"); code != 2 {
+			t.Fatalf("no argument: exit %d", code)
+		}
+		if code, _, _ := runCLI(t, "verify-archive", "http://127.0.0.1/x"); code != 2 {
+			t.Fatalf("http URL: exit %d", code)
+		}
+		if code, _, errOut := runCLI(t, "verify-archive", filepath.Join(dir, "missing.jsonl")); code != 1 || errOut == "" {
+			t.Fatalf("missing file: exit %d", code)
+		}
+	})
+}
+
+// TestRedactOnStoppedHub: redaction works on the data directory of a hub
+// that is not running, and the content is gone from the database files.
+func TestRedactOnStoppedHub(t *testing.T) {
+	h, id, msgSeq := archiveRoom(t)
+	dir := h.DataDir()
+	h.Close()
+	code, out, errOut := runCLI(t, "hub", "redact", "--data", dir, "--room", id, "--seq", strconv.FormatInt(msgSeq, 10))
+	if code != 0 || !strings.Contains(out, "message.create") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	for _, name := range []string{"hub.db", "hub.db-wal"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(`"hello"`)) {
+			t.Fatalf("the redacted content is still in %s", name)
+		}
+	}
+	if code, _, errOut := runCLI(t, "hub", "redact", "--data", t.TempDir(), "--room", id, "--seq", "1"); code != 1 || !strings.Contains(errOut, "no hub database") {
+		t.Fatalf("empty data directory: exit %d %s", code, errOut)
+	}
+}

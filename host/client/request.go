@@ -1,0 +1,292 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"apconnect/host/identity"
+)
+
+// newService checks the origin and prepares the HTTP client: a copy of hc
+// that follows no redirect and leaves deadlines to each attempt.
+func newService(origin string, hc *http.Client, discName, protocol string, opts Options) (*service, error) {
+	o, err := identity.NormalizeOrigin(origin)
+	if err != nil {
+		return nil, fmt.Errorf("client: origin %q: %w", origin, err)
+	}
+	if opts.Timeout <= 0 && hc != nil && hc.Timeout > 0 {
+		opts.Timeout = hc.Timeout
+	}
+	opts = opts.withDefaults()
+	if hc == nil {
+		hc = NewHTTPClient(nil, opts.Timeout)
+	}
+	// Each attempt has its own deadline (Options.Timeout); live streams
+	// have none beyond the header wait and the idle timer.
+	c := *hc
+	c.Timeout = 0
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return ErrRedirect }
+	return &service{origin: o, hc: &c, opts: opts, discName: discName, protocol: protocol}, nil
+}
+
+// authMode says whether a request carries a request JWT.
+type authMode int
+
+const (
+	authNone     authMode = iota // never
+	authIfSigner                 // when the client has a signer
+	authRequired                 // always; ErrNoSigner without a signer
+)
+
+// call is one logical request (possibly several attempts).
+type call struct {
+	method   string
+	url      string     // absolute URL without query
+	query    url.Values // optional
+	body     []byte     // JSON body, nil for none
+	auth     authMode
+	signer   identity.Signer
+	write    bool  // a POSTed envelope: never retried, Write on NetworkError
+	maxBytes int64 // bound of a success body
+	accept   string
+}
+
+// response is a read 2xx response.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// path returns the request path for errors and logs (never the query).
+func (c *call) path() string {
+	if u, err := url.Parse(c.url); err == nil {
+		return u.Path
+	}
+	return "?"
+}
+
+// token mints a fresh request JWT for one attempt, or returns "" when the
+// call is anonymous.
+func (s *service) token(c *call) (string, error) {
+	switch {
+	case c.auth == authNone:
+		return "", nil
+	case c.signer == nil && c.auth == authRequired:
+		return "", ErrNoSigner
+	case c.signer == nil:
+		return "", nil
+	}
+	return identity.IssueToken(c.signer, s.origin, s.opts.Clock(), s.opts.TokenLifetime)
+}
+
+// do runs a call: one attempt for writes; for the others retries on network
+// errors, 429 and 5xx within the retry policy. It returns the 2xx response,
+// or an *Error, *ResponseError, *NetworkError or the context's error.
+func (s *service) do(ctx context.Context, c call) (*response, error) {
+	if c.maxBytes <= 0 {
+		c.maxBytes = s.opts.MaxResourceBytes
+	}
+	p := s.opts.Retry
+	start := time.Now()
+	backoff := p.NewBackoff()
+	path := c.path()
+	for attempt := 1; ; attempt++ {
+		resp, err := s.attempt(ctx, &c, attempt)
+		if err == nil {
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s %s: %w", c.method, path, ctx.Err())
+		}
+		var (
+			ne   *NetworkError
+			se   *Error
+			wait time.Duration
+		)
+		switch {
+		case errors.As(err, &ne):
+			s.invalidate()
+			ne.Attempts = attempt
+			wait = backoff.Next()
+		case errors.As(err, &se) && se.Retryable():
+			s.invalidate()
+			wait = backoff.Next()
+			if se.RetryAfter > 0 {
+				if se.RetryAfter > p.MaxRetryAfter {
+					return nil, err
+				}
+				wait = se.RetryAfter
+			}
+		default:
+			return nil, err
+		}
+		if c.write || attempt >= p.MaxAttempts || time.Since(start)+wait > p.MaxElapsed {
+			return nil, err
+		}
+		s.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "retrying request",
+			slog.String("method", c.method), slog.String("origin", s.origin), slog.String("path", path),
+			slog.Int("attempt", attempt), slog.Duration("wait", wait), slog.String("err", err.Error()))
+		if err := Sleep(ctx, wait); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", c.method, path, err)
+		}
+	}
+}
+
+// attempt sends one request with its own timeout and reads the response.
+func (s *service) attempt(ctx context.Context, c *call, attempt int) (*response, error) {
+	path := c.path()
+	actx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	u := c.url
+	if len(c.query) > 0 {
+		u += "?" + c.query.Encode()
+	}
+	var body io.Reader
+	if c.body != nil {
+		body = bytes.NewReader(c.body)
+	}
+	req, err := http.NewRequestWithContext(actx, c.method, u, body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", c.method, path, err)
+	}
+	accept := c.accept
+	if accept == "" {
+		accept = "application/json"
+	}
+	req.Header.Set("Accept", accept)
+	if c.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	tok, err := s.token(c)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", c.method, path, err)
+	}
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	began := time.Now()
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		if errors.Is(err, ErrRedirect) {
+			return nil, &ResponseError{Method: c.method, Path: path, Err: ErrRedirect}
+		}
+		return nil, &NetworkError{Method: c.method, Path: path, Write: c.write, Err: err}
+	}
+	defer resp.Body.Close()
+	s.opts.Logger.LogAttrs(ctx, slog.LevelDebug, "request",
+		slog.String("method", c.method), slog.String("origin", s.origin), slog.String("path", path),
+		slog.Int("status", resp.StatusCode), slog.Int("attempt", attempt), slog.Duration("took", time.Since(began)))
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return nil, &ResponseError{Method: c.method, Path: path, Status: resp.StatusCode, Err: ErrRedirect}
+	}
+	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	limit := s.opts.MaxResourceBytes
+	if ok {
+		limit = c.maxBytes
+	}
+	data, err := readBounded(resp.Body, limit)
+	if err != nil && !errors.Is(err, ErrResponseTooLarge) {
+		return nil, &NetworkError{Method: c.method, Path: path, Write: c.write, Err: err}
+	}
+	if !ok {
+		return nil, s.serviceError(c, resp, data, err)
+	}
+	if err != nil {
+		return nil, &ResponseError{Method: c.method, Path: path, Status: resp.StatusCode, Err: err}
+	}
+	return &response{status: resp.StatusCode, header: resp.Header, body: data}, nil
+}
+
+// readBounded reads at most limit bytes, failing with ErrResponseTooLarge
+// beyond them.
+func readBounded(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%w (%d bytes)", ErrResponseTooLarge, limit)
+	}
+	return data, nil
+}
+
+// serviceError builds the *Error of a non-2xx response. readErr is
+// ErrResponseTooLarge when the body was cut.
+func (s *service) serviceError(c *call, resp *http.Response, body []byte, readErr error) *Error {
+	e := &Error{
+		Status:       resp.StatusCode,
+		Method:       c.method,
+		Path:         c.path(),
+		MaxSeenNonce: resp.Header.Get(HeaderMaxSeenNonce),
+		RetryAfter:   parseRetryAfter(resp.Header.Get("Retry-After"), s.opts.Clock()),
+	}
+	if readErr != nil {
+		e.Message = "error body too large"
+		return e
+	}
+	code, msg, data, ok := parseErrorBody(body)
+	if !ok {
+		e.Message = fmt.Sprintf("%s (body is not an Agent Identity error)", http.StatusText(resp.StatusCode))
+		return e
+	}
+	e.Code, e.Message, e.Data = code, msg, data
+	return e
+}
+
+// parseErrorBody reads the Agent Identity 8.1 error shape strictly.
+func parseErrorBody(body []byte) (code, message string, data map[string]any, ok bool) {
+	v, err := identity.ParseStrict(body)
+	if err != nil {
+		return "", "", nil, false
+	}
+	top, _ := v.(map[string]any)
+	obj, _ := top["error"].(map[string]any)
+	if obj == nil {
+		return "", "", nil, false
+	}
+	code, _ = obj["code"].(string)
+	if code == "" {
+		return "", "", nil, false
+	}
+	message, _ = obj["message"].(string)
+	if d, present := obj["data"]; present {
+		data, ok = d.(map[string]any)
+		if !ok {
+			return "", "", nil, false
+		}
+	}
+	return code, message, data, true
+}
+
+// parseRetryAfter reads Retry-After: delay-seconds or an HTTP date.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n <= 0 {
+			return 0
+		}
+		if n > 86400 {
+			n = 86400
+		}
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
