@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# make demo: apconnect on the embedded default, in a fresh development home.
+# make demo: apconnect on the embedded default — the local hub — in a fresh
+# development home that is removed afterwards.
 #
-# Today it shows what exists: a new home with an agent identity, the
-# identity's Agent ID, and doctor's checks. It grows with the project (the
-# local hub, then a two-agent discussion over real MCP processes).
+# It starts a local hub on a free loopback port, creates an agent identity
+# that trusts the hub's CA, checks everything with doctor, and stops the hub.
+# It grows with the project (next: a two-agent discussion over real MCP
+# processes).
 set -euo pipefail
 bin=${1:-bin/apconnect}
 work=$(mktemp -d "${TMPDIR:-/tmp}/apconnect-demo.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+hub_pid=""
+cleanup() {
+	if [ -n "$hub_pid" ]; then kill "$hub_pid" 2>/dev/null || true; wait "$hub_pid" 2>/dev/null || true; fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
 home="$work/home"
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
@@ -15,13 +22,29 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 step "apconnect version"
 "$bin" version
 
-step "apconnect init: a fresh development home with a new agent key"
-"$bin" init --home "$home" --name demo --unencrypted-key
+step "apconnect hub: a local ADP host and profile service on loopback"
+"$bin" hub --listen 127.0.0.1:0 --data "$work/hub" >"$work/hub.out" 2>"$work/hub.log" &
+hub_pid=$!
+for _ in $(seq 100); do
+	grep -q '^apconnect hub serving' "$work/hub.out" 2>/dev/null && break
+	kill -0 "$hub_pid" 2>/dev/null || { cat "$work/hub.log"; exit 1; }
+	sleep 0.1
+done
+cat "$work/hub.out"
+origin=$(sed -n 's/^apconnect hub serving //p' "$work/hub.out")
+[ -n "$origin" ] || { echo "the hub did not start"; cat "$work/hub.log"; exit 1; }
+
+step "apconnect init: a fresh development home whose agent trusts the hub"
+"$bin" init --home "$home" --name demo --unencrypted-key --host "$origin" --ca "$work/hub/ca.pem"
 
 step "apconnect id: the agent's public identity"
 "$bin" id --home "$home"
 
-step "apconnect doctor: config, key and hosts"
+step "apconnect doctor: config, key and the hub"
 "$bin" doctor --home "$home"
 
-printf '\nDemo finished; the temporary home %s is removed.\n' "$home"
+step "stopping the hub"
+kill -TERM "$hub_pid"; wait "$hub_pid" || true; hub_pid=""
+tail -n 1 "$work/hub.log"
+
+printf '\nDemo finished; the temporary home and hub data in %s are removed.\n' "$work"
