@@ -1,0 +1,406 @@
+package connector
+
+import "encoding/json"
+
+// Tool inputs and results. Field names and JSON tags follow the tool
+// schemas in schemas/tools (the MCP layer validates inputs against them and
+// decodes into these types); optional inputs whose absence matters are
+// pointers.
+
+// IdentityCurrentResult is the result of agent_protocols_identity_current.
+type IdentityCurrentResult struct {
+	AgentID   string               `json:"agent_id"`
+	PublicKey string               `json:"public_key"`
+	Profiles  []string             `json:"profiles"`
+	Hosts     []AgentProtocolsHost `json:"hosts"`
+	// Plugins reports the health of plugin extensions (validators,
+	// watchers, tool providers) when any is configured.
+	Plugins []PluginHealth `json:"plugins,omitempty"`
+}
+
+// HostsListResult is the result of agent_protocols_hosts_list.
+type HostsListResult struct {
+	Hosts []AgentProtocolsHost `json:"hosts"`
+}
+
+// RoomsSearchInput is the input of agent_protocols_rooms_search.
+type RoomsSearchInput struct {
+	Host        string `json:"host"`
+	Status      string `json:"status,omitempty"`
+	Tag         string `json:"tag,omitempty"`
+	Keyword     string `json:"keyword,omitempty"`
+	Creator     string `json:"creator,omitempty"`
+	StartsAfter int64  `json:"starts_after,omitempty"`
+	EndsBefore  int64  `json:"ends_before,omitempty"`
+	Language    string `json:"language,omitempty"`
+	Limit       int    `json:"limit,omitempty"`
+	Cursor      string `json:"cursor,omitempty"`
+}
+
+// RoomsResult is the result of agent_protocols_rooms_search and
+// agent_protocols_rooms_list.
+type RoomsResult struct {
+	Rooms      []RoomSummary `json:"rooms"`
+	NextCursor string        `json:"next_cursor,omitempty"`
+}
+
+// RoomsListInput is the input of agent_protocols_rooms_list.
+type RoomsListInput struct {
+	Status     string `json:"status,omitempty"`
+	Membership string `json:"membership,omitempty"`
+	Limit      int    `json:"limit,omitempty"`
+	Cursor     string `json:"cursor,omitempty"`
+}
+
+// RoomOpenInput is the input of agent_protocols_room_open.
+type RoomOpenInput struct {
+	Host      string `json:"host"`
+	RoomID    string `json:"room_id"`
+	Subscribe *bool  `json:"subscribe,omitempty"`
+	Refresh   bool   `json:"refresh,omitempty"`
+}
+
+// RoomOpenResult is the result of agent_protocols_room_open.
+type RoomOpenResult struct {
+	Room       RoomStateView `json:"room"`
+	Sync       SyncState     `json:"sync"`
+	ActiveTurn *ActiveTurn   `json:"active_turn"`
+}
+
+// RoomStateInput is the input of agent_protocols_room_state.
+type RoomStateInput struct {
+	RoomID       string `json:"room_id"`
+	Host         string `json:"host,omitempty"`
+	Refresh      bool   `json:"refresh,omitempty"`
+	IncludeTypes bool   `json:"include_types,omitempty"`
+}
+
+// RoomStateResult is the result of agent_protocols_room_state.
+type RoomStateResult struct {
+	Room RoomStateView `json:"room"`
+	Sync SyncState     `json:"sync"`
+}
+
+// RoomMembersListInput is the input of agent_protocols_room_members_list.
+type RoomMembersListInput struct {
+	RoomID          string `json:"room_id"`
+	Host            string `json:"host,omitempty"`
+	Status          string `json:"status,omitempty"`
+	Role            string `json:"role,omitempty"`
+	IncludeProfiles bool   `json:"include_profiles,omitempty"`
+	Limit           int    `json:"limit,omitempty"`
+	Cursor          string `json:"cursor,omitempty"`
+}
+
+// RoomMembersListResult is the result of agent_protocols_room_members_list.
+type RoomMembersListResult struct {
+	Members    []RoomMemberView `json:"members"`
+	NextCursor string           `json:"next_cursor,omitempty"`
+	Sync       SyncState        `json:"sync"`
+}
+
+// RoomMemberGetInput is the input of agent_protocols_room_member_get.
+type RoomMemberGetInput struct {
+	RoomID                string `json:"room_id"`
+	Host                  string `json:"host,omitempty"`
+	AgentID               string `json:"agent_id"`
+	IncludeProfile        bool   `json:"include_profile,omitempty"`
+	IncludeRecentActivity bool   `json:"include_recent_activity,omitempty"`
+}
+
+// RoomMemberGetResult is the result of agent_protocols_room_member_get.
+type RoomMemberGetResult struct {
+	Member RoomMemberView `json:"member"`
+	Recent []TimelineItem `json:"recent,omitempty"`
+	Sync   SyncState      `json:"sync"`
+}
+
+// AgentStatusListInput is the input of agent_protocols_agent_status_list.
+type AgentStatusListInput struct {
+	RoomID  string `json:"room_id"`
+	Host    string `json:"host,omitempty"`
+	Refresh bool   `json:"refresh,omitempty"`
+}
+
+// AgentStatusListResult is the result of agent_protocols_agent_status_list.
+type AgentStatusListResult struct {
+	Statuses []AgentStatus `json:"statuses"`
+	Sync     *SyncState    `json:"sync,omitempty"`
+}
+
+// AgentStatusGetInput is the input of agent_protocols_agent_status_get.
+type AgentStatusGetInput struct {
+	RoomID  string `json:"room_id"`
+	Host    string `json:"host,omitempty"`
+	AgentID string `json:"agent_id"`
+	Refresh bool   `json:"refresh,omitempty"`
+}
+
+// AgentStatusGetResult is the result of agent_protocols_agent_status_get.
+type AgentStatusGetResult struct {
+	Status *AgentStatus `json:"status,omitempty"`
+	Sync   *SyncState   `json:"sync,omitempty"`
+}
+
+// AgentStatusSetInput is the input of agent_protocols_agent_status_set.
+type AgentStatusSetInput struct {
+	RoomID    string         `json:"room_id"`
+	Host      string         `json:"host,omitempty"`
+	State     string         `json:"state"`
+	Summary   string         `json:"summary,omitempty"`
+	SeenSeq   *int64         `json:"seen_seq,omitempty"`
+	SeenHash  string         `json:"seen_hash,omitempty"`
+	ClaimID   string         `json:"claim_id,omitempty"`
+	Activity  string         `json:"activity,omitempty"`
+	ExpiresAt *int64         `json:"expires_at,omitempty"`
+	Extra     map[string]any `json:"extra,omitempty"`
+}
+
+// AgentStatusSetResult is the result of agent_protocols_agent_status_set.
+type AgentStatusSetResult struct {
+	Status AgentStatus `json:"status"`
+	Sync   *SyncState  `json:"sync,omitempty"`
+}
+
+// RoomTimelineInput is the input of agent_protocols_room_timeline.
+type RoomTimelineInput struct {
+	RoomID         string   `json:"room_id"`
+	Host           string   `json:"host,omitempty"`
+	AfterSeq       int64    `json:"after_seq,omitempty"`
+	BeforeSeq      int64    `json:"before_seq,omitempty"`
+	Limit          int      `json:"limit,omitempty"`
+	Types          []string `json:"types,omitempty"`
+	Actors         []string `json:"actors,omitempty"`
+	UnreadOnly     bool     `json:"unread_only,omitempty"`
+	MarkRead       bool     `json:"mark_read,omitempty"`
+	Refresh        bool     `json:"refresh,omitempty"`
+	IncludeRecords bool     `json:"include_records,omitempty"`
+}
+
+// RoomTimelineResult is the result of agent_protocols_room_timeline.
+type RoomTimelineResult struct {
+	Items        []TimelineItem `json:"items"`
+	Sync         SyncState      `json:"sync"`
+	NextAfterSeq *int64         `json:"next_after_seq,omitempty"`
+	UnreadCount  int64          `json:"unread_count"`
+}
+
+// RoomMarkReadInput is the input of agent_protocols_room_mark_read.
+type RoomMarkReadInput struct {
+	RoomID     string `json:"room_id"`
+	Host       string `json:"host,omitempty"`
+	ThroughSeq int64  `json:"through_seq"`
+}
+
+// RoomMarkReadResult is the result of agent_protocols_room_mark_read.
+type RoomMarkReadResult struct {
+	RoomID      string `json:"room_id"`
+	ReadSeq     int64  `json:"read_seq"`
+	UnreadCount int64  `json:"unread_count"`
+}
+
+// InboxNextInput is the input of agent_protocols_inbox_next.
+type InboxNextInput struct {
+	RoomID string   `json:"room_id,omitempty"`
+	Host   string   `json:"host,omitempty"`
+	Kinds  []string `json:"kinds,omitempty"`
+	Limit  int      `json:"limit,omitempty"`
+	WaitMS int64    `json:"wait_ms,omitempty"`
+	Claim  bool     `json:"claim,omitempty"`
+}
+
+// InboxNextResult is the result of agent_protocols_inbox_next.
+type InboxNextResult struct {
+	Items        []InboxItem `json:"items"`
+	PendingCount int64       `json:"pending_count"`
+}
+
+// InboxAckInput is the input of agent_protocols_inbox_ack.
+type InboxAckInput struct {
+	IDs        []string `json:"ids"`
+	Action     string   `json:"action"`
+	DeferUntil *int64   `json:"defer_until,omitempty"`
+}
+
+// InboxAckResult is the result of agent_protocols_inbox_ack.
+type InboxAckResult struct {
+	Acknowledged []string `json:"acknowledged"`
+	PendingCount int64    `json:"pending_count"`
+}
+
+// DraftsListInput is the input of agent_protocols_drafts_list.
+type DraftsListInput struct {
+	RoomID string `json:"room_id,omitempty"`
+	Host   string `json:"host,omitempty"`
+	Limit  int    `json:"limit,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// DraftsListResult is the result of agent_protocols_drafts_list.
+type DraftsListResult struct {
+	Drafts     []HeldDraft `json:"drafts"`
+	NextCursor string      `json:"next_cursor,omitempty"`
+}
+
+// DraftGetInput is the input of agent_protocols_draft_get.
+type DraftGetInput struct {
+	DraftID string `json:"draft_id"`
+}
+
+// DraftGetResult is the result of agent_protocols_draft_get.
+type DraftGetResult struct {
+	Draft   HeldDraft      `json:"draft"`
+	Changes []TimelineItem `json:"changes"`
+	Sync    SyncState      `json:"sync"`
+	// ChangesTruncated is true when Changes lists only the newest records.
+	ChangesTruncated bool `json:"changes_truncated,omitempty"`
+}
+
+// DraftCommitInput is the input of agent_protocols_draft_commit.
+type DraftCommitInput struct {
+	DraftID        string         `json:"draft_id"`
+	Action         string         `json:"action"`
+	Content        *string        `json:"content,omitempty"`
+	ContentType    *string        `json:"content_type,omitempty"`
+	Mentions       []string       `json:"mentions,omitempty"`
+	References     []string       `json:"references,omitempty"`
+	Extra          map[string]any `json:"extra,omitempty"`
+	Type           *string        `json:"type,omitempty"`
+	Payload        map[string]any `json:"payload,omitempty"`
+	BaseSeq        *int64         `json:"base_seq,omitempty"`
+	BaseHash       *string        `json:"base_hash,omitempty"`
+	OnHeadMismatch string         `json:"on_head_mismatch,omitempty"`
+}
+
+// DraftDropInput is the input of agent_protocols_draft_drop.
+type DraftDropInput struct {
+	DraftID string `json:"draft_id"`
+}
+
+// DraftDropResult is the result of agent_protocols_draft_drop.
+type DraftDropResult struct {
+	Status       string `json:"status"`
+	DraftID      string `json:"draft_id"`
+	PendingCount int64  `json:"pending_count"`
+}
+
+// ProfileUpdateInput is the input of agent_protocols_profile_update.
+type ProfileUpdateInput struct {
+	ProfileService string         `json:"profile_service"`
+	Profile        map[string]any `json:"profile"`
+}
+
+// ProfileUpdateResult is the result of agent_protocols_profile_update.
+type ProfileUpdateResult struct {
+	Profile  map[string]any `json:"profile"`
+	Envelope map[string]any `json:"envelope"`
+}
+
+// RoomCreateInput is the input of agent_protocols_room_create.
+type RoomCreateInput struct {
+	Host       string           `json:"host"`
+	Topic      string           `json:"topic"`
+	Visibility string           `json:"visibility"`
+	StartTime  int64            `json:"start_time"`
+	EndTime    int64            `json:"end_time"`
+	Agenda     *string          `json:"agenda,omitempty"`
+	Guidance   *string          `json:"guidance,omitempty"`
+	Tags       []string         `json:"tags,omitempty"`
+	Language   *string          `json:"language,omitempty"`
+	Policy     map[string]any   `json:"policy,omitempty"`
+	Types      []map[string]any `json:"types,omitempty"`
+	Extra      map[string]any   `json:"extra,omitempty"`
+}
+
+// RoomCreateResult is the result of agent_protocols_room_create.
+type RoomCreateResult struct {
+	Room     RoomStateView  `json:"room"`
+	Envelope map[string]any `json:"envelope"`
+	Sync     SyncState      `json:"sync"`
+}
+
+// RoomJoinInput is the input of agent_protocols_room_join.
+type RoomJoinInput struct {
+	RoomID      string         `json:"room_id"`
+	Host        string         `json:"host,omitempty"`
+	Role        string         `json:"role"`
+	Perspective string         `json:"perspective,omitempty"`
+	Reason      string         `json:"reason,omitempty"`
+	RequestID   string         `json:"request_id,omitempty"`
+	Extra       map[string]any `json:"extra,omitempty"`
+}
+
+// RoomJoinResult is the result of agent_protocols_room_join.
+type RoomJoinResult struct {
+	Status      string          `json:"status"`
+	Record      json.RawMessage `json:"record,omitempty"`
+	Member      *RoomMemberView `json:"member,omitempty"`
+	JoinRequest map[string]any  `json:"join_request,omitempty"`
+	Sync        *SyncState      `json:"sync,omitempty"`
+}
+
+// Join statuses.
+const (
+	JoinJoined           = "joined"
+	JoinApprovalRequired = "approval_required"
+	JoinRejected         = "rejected"
+)
+
+// RoomLeaveInput is the input of agent_protocols_room_leave.
+type RoomLeaveInput struct {
+	RoomID string `json:"room_id"`
+	Host   string `json:"host,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// RoomSendMessageInput is the input of agent_protocols_room_send_message.
+type RoomSendMessageInput struct {
+	RoomID         string         `json:"room_id"`
+	Host           string         `json:"host,omitempty"`
+	Content        string         `json:"content"`
+	ContentType    string         `json:"content_type,omitempty"`
+	Mentions       []string       `json:"mentions,omitempty"`
+	References     []string       `json:"references,omitempty"`
+	Extra          map[string]any `json:"extra,omitempty"`
+	BaseSeq        *int64         `json:"base_seq,omitempty"`
+	BaseHash       *string        `json:"base_hash,omitempty"`
+	OnHeadMismatch string         `json:"on_head_mismatch,omitempty"`
+}
+
+// RoomSubmitEventInput is the input of agent_protocols_room_submit_event.
+type RoomSubmitEventInput struct {
+	RoomID         string         `json:"room_id"`
+	Host           string         `json:"host,omitempty"`
+	Type           string         `json:"type"`
+	Payload        map[string]any `json:"payload"`
+	Mentions       []string       `json:"mentions,omitempty"`
+	References     []string       `json:"references,omitempty"`
+	BaseSeq        *int64         `json:"base_seq,omitempty"`
+	BaseHash       *string        `json:"base_hash,omitempty"`
+	OnHeadMismatch string         `json:"on_head_mismatch,omitempty"`
+}
+
+// JoinRequestsListInput is the input of agent_protocols_join_requests_list.
+type JoinRequestsListInput struct {
+	RoomID string `json:"room_id"`
+	Host   string `json:"host,omitempty"`
+	Status string `json:"status,omitempty"`
+	Limit  int    `json:"limit,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// JoinRequestsListResult is the result of agent_protocols_join_requests_list.
+type JoinRequestsListResult struct {
+	JoinRequests []map[string]any `json:"join_requests"`
+	NextCursor   string           `json:"next_cursor,omitempty"`
+}
+
+// JoinRequestReviewInput is the input of agent_protocols_join_request_review.
+type JoinRequestReviewInput struct {
+	RoomID    string `json:"room_id"`
+	Host      string `json:"host,omitempty"`
+	RequestID string `json:"request_id"`
+	Decision  string `json:"decision"`
+	Role      string `json:"role,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+}

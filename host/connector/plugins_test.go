@@ -1,0 +1,212 @@
+package connector_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"apconnect/host/connector"
+	"apconnect/host/mcpserver"
+	"apconnect/host/plugin"
+)
+
+// fakeValidator refuses votes for option "bad".
+type fakeValidator struct{ fail bool }
+
+func (fakeValidator) Name() string             { return "polls" }
+func (fakeValidator) ValidatedTypes() []string { return []string{"poll.vote"} }
+func (v fakeValidator) ValidateEvent(_ context.Context, p connector.Proposal, rc *connector.RoomContext) ([]connector.FieldError, error) {
+	if v.fail {
+		return nil, errors.New("plugin crashed")
+	}
+	if rc == nil || rc.RoomID != p.RoomID || rc.Self != p.Actor {
+		return []connector.FieldError{{Path: "", Message: "no room context"}}, nil
+	}
+	ids, _ := p.Payload["option_ids"].([]any)
+	for i, id := range ids {
+		if id == "bad" {
+			return []connector.FieldError{{Path: "/payload/option_ids/" + string(rune('0'+i)), Message: "no such option"}}, nil
+		}
+	}
+	return nil, nil
+}
+
+// fakeWatcher asks for attention on every poll.create.
+type fakeWatcher struct{}
+
+func (fakeWatcher) Name() string           { return "pollwatch" }
+func (fakeWatcher) WatchedTypes() []string { return []string{"poll.create"} }
+func (fakeWatcher) Watch(_ context.Context, recs []connector.WatchRecord, _ *connector.RoomContext) ([]connector.WatchItem, error) {
+	var out []connector.WatchItem
+	for _, r := range recs {
+		out = append(out, connector.WatchItem{Seq: r.Seq, Summary: strings.Repeat("vote now! ", 40), Priority: "high", RequiresResponse: true,
+			Reason: "poll_open", SuggestedTools: []string{"agent_protocols_room_submit_event", "rm_rf_tool", "polls_tally"}})
+		out = append(out, connector.WatchItem{Seq: 99999, Summary: "not a record of the batch"})
+	}
+	return out, nil
+}
+
+// fakeTools adds one tool.
+type fakeTools struct{}
+
+func (fakeTools) Name() string { return "polls" }
+func (fakeTools) Tools() []connector.ToolDef {
+	return []connector.ToolDef{{Provider: "polls", Name: "tally", MCPName: "polls_tally", Description: "Count votes.", InputSchema: map[string]any{"type": "object"}, ReadOnly: true}}
+}
+func (fakeTools) CallTool(_ context.Context, name string, _ json.RawMessage, tc *connector.ToolContext) (*connector.ToolResult, error) {
+	room := ""
+	if tc.Room != nil {
+		room = tc.Room.RoomID
+	}
+	return &connector.ToolResult{Text: name + " in " + room, Structured: map[string]any{"votes": 0}}, nil
+}
+
+func TestPluginExtensionPoints(t *testing.T) {
+	h := startHub(t)
+	alice := newAgent(t, h, 0xA1, "")
+	bob := newAgent(t, h, 0xB0, "", func(o *connector.Options) {
+		o.Validators = []connector.Validator{fakeValidator{}}
+		o.Watchers = []connector.Watcher{fakeWatcher{}}
+		o.Tools = []connector.ToolProvider{fakeTools{}}
+	})
+	roomID := createRoom(t, alice, h, "public", func(in *connector.RoomCreateInput) {
+		in.Types = []map[string]any{{"use": "adp:deliberation/1.0"}}
+	})
+	must[*connector.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, connector.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
+	must[*connector.RoomStateResult](t, "agent_protocols_room_state")(alice.RoomState(ctx, alice.sess, connector.RoomStateInput{RoomID: roomID, Refresh: true}))
+	poll := must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess, connector.RoomSubmitEventInput{
+		RoomID: roomID, Type: "poll.create", Payload: map[string]any{"poll_id": "p1", "question": "Which?",
+			"options": []any{map[string]any{"id": "a", "label": "A"}, map[string]any{"id": "b", "label": "B"}}}}))
+	if poll.Status != connector.StatusSent {
+		t.Fatalf("poll %+v", poll)
+	}
+	// The watcher's item, completed and bounded by the connector.
+	must[*connector.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, connector.RoomStateInput{RoomID: roomID, Refresh: true}))
+	in := must[*connector.InboxNextResult](t, "agent_protocols_inbox_next")(bob.InboxNext(ctx, bob.sess, connector.InboxNextInput{Kinds: []string{"room.event.custom"}}))
+	if len(in.Items) != 1 {
+		t.Fatalf("custom items %+v", in.Items)
+	}
+	it := in.Items[0]
+	summary, _ := it.Message["summary"].(string)
+	if *it.Seq != poll.Item.Seq || *it.EventID != poll.Item.EventID || *it.Actor != alice.id || it.RoomID != roomID || it.Plugin != "pollwatch" ||
+		len([]rune(summary)) != 160 || it.Priority != "high" || it.CreatedAt != poll.Item.ReceivedAt {
+		t.Fatalf("custom item %+v", it)
+	}
+	if len(it.SuggestedTools) != 2 || it.SuggestedTools[0] != "agent_protocols_room_submit_event" || it.SuggestedTools[1] != "polls_tally" {
+		t.Fatalf("suggested tools not filtered: %v", it.SuggestedTools)
+	}
+	// The validator refuses before signing, naming itself and the path.
+	last, _ := bob.Store().Read().LastNonce(ctx)
+	_, err := bob.RoomSubmitEvent(ctx, bob.sess, connector.RoomSubmitEventInput{RoomID: roomID, Type: "poll.vote",
+		Payload: map[string]any{"poll_event_id": poll.Item.EventID, "option_ids": []any{"a", "bad"}}})
+	var ce *connector.Error
+	if code(err) != connector.CodeInvalidEvent || !asErr(err, &ce) {
+		t.Fatalf("validator refusal: %v", err)
+	}
+	fe := ce.Data["errors"].([]any)[0].(map[string]any)
+	if fe["plugin"] != "polls" || fe["path"] != "/payload/option_ids/1" {
+		t.Fatalf("field error %+v", fe)
+	}
+	if now, _ := bob.Store().Read().LastNonce(ctx); now != last {
+		t.Fatal("a refused write used a nonce")
+	}
+	ok := must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(bob.RoomSubmitEvent(ctx, bob.sess, connector.RoomSubmitEventInput{RoomID: roomID, Type: "poll.vote",
+		Payload: map[string]any{"poll_event_id": poll.Item.EventID, "option_ids": []any{"a"}}}))
+	if ok.Status != connector.StatusSent {
+		t.Fatalf("vote %+v", ok)
+	}
+	// Tool provider routing with the room context.
+	tools := bob.Tools()
+	if len(tools) != 1 || tools[0].MCPName != "polls_tally" {
+		t.Fatalf("tools %+v", tools)
+	}
+	res, err := bob.CallTool(ctx, bob.sess, "polls_tally", json.RawMessage(`{"room_id":"`+roomID+`"}`))
+	if err != nil || res.Text != "tally in "+roomID {
+		t.Fatalf("tool call %+v %v", res, err)
+	}
+	if _, err := bob.CallTool(ctx, bob.sess, "nope_tool", nil); code(err) != connector.CodeNotFound {
+		t.Fatalf("unknown tool: %v", err)
+	}
+	// A failing validator closes writes of its type only.
+	carol := newAgent(t, h, 0xC0, "", func(o *connector.Options) { o.Validators = []connector.Validator{fakeValidator{fail: true}} })
+	must[*connector.RoomJoinResult](t, "agent_protocols_room_join")(carol.RoomJoin(ctx, carol.sess, connector.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
+	if _, err := carol.RoomSubmitEvent(ctx, carol.sess, connector.RoomSubmitEventInput{RoomID: roomID, Type: "poll.vote",
+		Payload: map[string]any{"poll_event_id": poll.Item.EventID, "option_ids": []any{"a"}}}); code(err) != connector.CodeInvalidEvent {
+		t.Fatalf("failing validator: %v", err)
+	}
+	must[*connector.WriteResult](t, "agent_protocols_room_send_message")(carol.RoomSendMessage(ctx, carol.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "still works", OnHeadMismatch: "send_anyway"}))
+	id := must[*connector.IdentityCurrentResult](t, "agent_protocols_identity_current")(carol.IdentityCurrent(ctx, carol.sess))
+	if len(id.Plugins) != 1 || id.Plugins[0].LastError == "" {
+		t.Fatalf("plugin health %+v", id.Plugins)
+	}
+}
+
+// The connector has one method per catalog tool.
+func TestToolNamesMatchCatalog(t *testing.T) {
+	names := mcpserver.Names()
+	if len(names) != len(connector.ToolNames) {
+		t.Fatalf("catalog has %d tools, connector %d", len(names), len(connector.ToolNames))
+	}
+	have := map[string]bool{}
+	for _, n := range connector.ToolNames {
+		have[n] = true
+	}
+	for _, n := range names {
+		if !have[n] {
+			t.Errorf("catalog tool %s has no connector method", n)
+		}
+	}
+}
+
+// plugin-side fakes for the adapters.
+type pv struct{}
+
+func (pv) Name() string             { return "pv" }
+func (pv) ValidatedTypes() []string { return []string{"x.y"} }
+func (pv) ValidateEvent(_ context.Context, p plugin.Proposal, rc *plugin.RoomContext) ([]plugin.FieldError, error) {
+	if rc.Self.AgentID != p.Actor || rc.Head.Seq != 3 {
+		return nil, errors.New("context not passed")
+	}
+	return []plugin.FieldError{{Path: "/payload/a", Message: "bad a"}}, nil
+}
+
+type pw struct{}
+
+func (pw) Name() string           { return "pw" }
+func (pw) WatchedTypes() []string { return []string{"x.y"} }
+func (pw) Watch(_ context.Context, recs []plugin.Record, _ *plugin.RoomContext) ([]plugin.InboxItem, error) {
+	return []plugin.InboxItem{{Seq: recs[0].Seq, Summary: string(recs[0].Payload), Priority: "low"}}, nil
+}
+
+type pt struct{}
+
+func (pt) Name() string { return "pt" }
+func (pt) Tools() []plugin.ToolDef {
+	return []plugin.ToolDef{{Plugin: "pt", Name: "t", MCPName: "pt_t", ReadOnly: true}}
+}
+func (pt) CallTool(_ context.Context, name string, _ json.RawMessage, tc *plugin.ToolContext) (*plugin.ToolResult, error) {
+	return &plugin.ToolResult{Content: []plugin.Content{{Type: "text", Text: name + " " + tc.Self.AgentID}},
+		Proposals: []plugin.Proposal{{Type: "x.y", Payload: map[string]any{"a": "b"}}}}, nil
+}
+
+func TestPluginAdapters(t *testing.T) {
+	rc := &connector.RoomContext{RoomID: "r", Self: "did:agent:me", HeadSeq: 3}
+	fes, err := connector.PluginValidator(pv{}).ValidateEvent(ctx, connector.Proposal{Type: "x.y", Actor: "did:agent:me"}, rc)
+	if err != nil || len(fes) != 1 || fes[0].Plugin != "pv" || fes[0].Path != "/payload/a" {
+		t.Fatalf("validator %+v %v", fes, err)
+	}
+	items, err := connector.PluginWatcher(pw{}).Watch(ctx, []connector.WatchRecord{{Seq: 7, Type: "x.y", Payload: json.RawMessage(`{"a":1}`)}}, rc)
+	if err != nil || len(items) != 1 || items[0].Seq != 7 || items[0].Summary != `{"a":1}` {
+		t.Fatalf("watcher %+v %v", items, err)
+	}
+	tp := connector.PluginTools(pt{})
+	if defs := tp.Tools(); len(defs) != 1 || defs[0].MCPName != "pt_t" || defs[0].Provider != "pt" {
+		t.Fatalf("tools %+v", defs)
+	}
+	res, err := tp.CallTool(ctx, "t", nil, &connector.ToolContext{Self: "did:agent:me", Room: rc})
+	if err != nil || res.Text != "t did:agent:me" || len(res.Proposals) != 1 || res.Proposals[0].Payload["a"] != "b" {
+		t.Fatalf("tool %+v %v", res, err)
+	}
+}

@@ -1,0 +1,361 @@
+package connector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"apconnect/host/adp"
+	"apconnect/host/client"
+	"apconnect/host/identity"
+	"apconnect/host/room"
+	"apconnect/host/store"
+)
+
+// historyPage is the page size of history reads (hosts cap it at 1000).
+const historyPage = 1000
+
+// lock keys: syncs of a room are serialized, and so are its writes.
+type syncKey int64
+type writeKey int64
+
+// syncOptions tune syncRoom.
+type syncOptions struct {
+	// resource reads the room resource first (the host's latest seq).
+	resource bool
+	// resync may clear a verification failure mark: the records are read
+	// again from the last verified one, and a clean pass clears the mark.
+	resync bool
+}
+
+// syncRoom brings a room up to date with its host: optionally the room
+// resource, then history pages after the verified position (ADP 16.3), each
+// page verified and applied in one transaction. It returns the verification
+// failure when a record failed (the room is then marked and nothing after it
+// is applied), or an error when the host could not be read.
+func (c *Connector) syncRoom(ctx context.Context, h *hostState, key int64, roomID string, opt syncOptions) (*room.Failure, error) {
+	mu := c.locks.get(syncKey(key))
+	mu.Lock()
+	defer mu.Unlock()
+	if opt.resource {
+		res, err := h.client.Room(ctx, roomID)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		raw, _ := json.Marshal(res.Raw)
+		now := c.nowMS()
+		if err := c.store.Write(ctx, func(tx *store.Tx) error { return tx.SetRemote(ctx, key, res.Seq, raw, now) }); err != nil {
+			return nil, wrap(err)
+		}
+	}
+	pos, err := c.store.Read().Position(ctx, key)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if pos.Failed && !opt.resync {
+		return c.failureOf(ctx, key)
+	}
+	// History pages are fetched and their signatures verified one page
+	// ahead of the page being applied.
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pages := make(chan fetchedPage, 1)
+	go c.fetchPages(pctx, h, roomID, pos.SyncedSeq, pages)
+	first := true
+	for pg := range pages {
+		if pg.err != nil {
+			if code := adp.ErrorCode(pg.err); code == adp.CodeInvalidRecord || code == adp.CodeChainBroken {
+				// The host served records that are malformed or do not hash
+				// to what they claim: a verification failure of the next
+				// record.
+				cur, err := c.store.Read().Position(ctx, key)
+				if err != nil {
+					return nil, wrap(err)
+				}
+				return c.markFailed(ctx, key, cur, &room.Failure{Seq: cur.SyncedSeq + 1, Code: code,
+					Message: "the host served an invalid history page: " + pg.err.Error()})
+			}
+			return nil, wrap(pg.err)
+		}
+		if len(pg.prep.Records()) == 0 {
+			if first && pos.Failed && opt.resync {
+				// Nothing failing to read: the resync is clean.
+				if err := c.clearFailure(ctx, key, pos); err != nil {
+					return nil, err
+				}
+			}
+			return nil, nil
+		}
+		first = false
+		_, f, err := c.applyPrepared(ctx, h, key, pg.prep, opt.resync)
+		if err != nil || f != nil {
+			return f, err
+		}
+	}
+	return nil, nil
+}
+
+// fetchedPage is one history page, prepared, or the error reading it.
+type fetchedPage struct {
+	prep *room.Prepared
+	err  error
+}
+
+// fetchPages reads history pages after after, prepares each (parallel
+// signature checks) and sends them in order; it stops after the last page
+// (an empty page is sent when there was nothing at all), on an error
+// (sent) or when ctx ends.
+func (c *Connector) fetchPages(ctx context.Context, h *hostState, roomID string, after int64, out chan<- fetchedPage) {
+	defer close(out)
+	sent := false
+	for {
+		page, err := h.client.Events(ctx, roomID, client.EventsQuery{AfterSeq: after, Limit: historyPage})
+		if err != nil {
+			select {
+			case out <- fetchedPage{err: err}:
+			case <-ctx.Done():
+			}
+			return
+		}
+		if len(page.Items) == 0 && sent {
+			return
+		}
+		pg := fetchedPage{prep: h.proc.Prepare(page.Items)}
+		select {
+		case out <- pg:
+		case <-ctx.Done():
+			return
+		}
+		sent = true
+		if len(page.Items) == 0 || len(page.Items) < historyPage && page.NextCursor == "" {
+			return
+		}
+		after = page.Items[len(page.Items)-1].Seq
+	}
+}
+
+// failureOf returns the failure mark of a room.
+func (c *Connector) failureOf(ctx context.Context, key int64) (*room.Failure, error) {
+	row, err := c.store.Read().Room(ctx, key)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if row.Failure == nil {
+		return nil, nil
+	}
+	return &room.Failure{Seq: row.Failure.Seq, Code: row.Failure.Code, Message: row.Failure.Message}, nil
+}
+
+// markFailed marks a room as failing verification at f.Seq.
+func (c *Connector) markFailed(ctx context.Context, key int64, pos *store.RoomPosition, f *room.Failure) (*room.Failure, error) {
+	now := c.nowMS()
+	err := c.store.Write(ctx, func(tx *store.Tx) error {
+		return tx.MarkFailed(ctx, key, store.Failure{Seq: f.Seq, Code: f.Code, Message: f.Message, At: now})
+	})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	c.live.kick()
+	c.log.Warn("history failed verification; room marked", "room", key, "seq", f.Seq, "code", f.Code)
+	return f, nil
+}
+
+func (c *Connector) clearFailure(ctx context.Context, key int64, pos *store.RoomPosition) error {
+	err := c.store.Write(ctx, func(tx *store.Tx) error {
+		_, err := tx.ApplyBatch(ctx, key, &store.Batch{ExpectSeq: pos.SyncedSeq, ExpectHash: pos.SyncedHash, Resync: true, Now: c.nowMS()})
+		return err
+	})
+	if errors.Is(err, store.ErrConflict) {
+		return nil
+	}
+	return wrap(err)
+}
+
+// applyRecords verifies records of a room against its current verified
+// state and applies those that pass, with everything they cause, in one
+// transaction. Records another process (or goroutine) applied meanwhile are
+// detected by the store's position check and the batch is verified again
+// from the new position, where they are skipped as duplicates. It returns
+// how many records were applied and the failure, if one record failed.
+func (c *Connector) applyRecords(ctx context.Context, h *hostState, key int64, recs []*adp.Record, resync bool) (int, *room.Failure, error) {
+	return c.applyPrepared(ctx, h, key, h.proc.Prepare(recs), resync)
+}
+
+// applyPrepared is applyRecords on a prepared batch.
+func (c *Connector) applyPrepared(ctx context.Context, h *hostState, key int64, prep *room.Prepared, resync bool) (int, *room.Failure, error) {
+	for attempt := 0; attempt < 8; attempt++ {
+		pos, err := c.store.Read().Position(ctx, key)
+		if err != nil {
+			return 0, nil, wrap(err)
+		}
+		if pos.Failed && !resync {
+			f, err := c.failureOf(ctx, key)
+			return 0, f, err
+		}
+		row, err := c.store.Read().Room(ctx, key)
+		if err != nil {
+			return 0, nil, wrap(err)
+		}
+		st, err := c.loadStateRow(ctx, row)
+		if err != nil {
+			return 0, nil, wrap(err)
+		}
+		res := h.proc.ProcessPrepared(st, prep, room.Options{Known: func(seq int64) (string, bool) {
+			hash, ok, _ := c.store.Read().RecordHash(ctx, key, seq)
+			return hash, ok
+		}})
+		if len(res.Applied) == 0 && res.Failure == nil {
+			return 0, nil, nil
+		}
+		now := c.nowMS()
+		batch, err := c.buildBatch(ctx, h, row, res, resync, now)
+		if err != nil {
+			return 0, nil, wrap(err)
+		}
+		var inserted []string
+		err = c.store.Write(ctx, func(tx *store.Tx) error {
+			br, err := tx.ApplyBatch(ctx, key, batch)
+			if err != nil {
+				return err
+			}
+			inserted = br.Inserted
+			return c.afterApply(ctx, tx, key, res.Applied, now)
+		})
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if errors.Is(err, store.ErrRoomFailed) {
+			f, err := c.failureOf(ctx, key)
+			return 0, f, err
+		}
+		if err != nil {
+			return 0, nil, wrap(err)
+		}
+		if batch.State != nil {
+			c.cache.put(key, batch.State.SyncedSeq, batch.State.SyncedHash, res.State)
+			if batch.State.SelfState != row.SelfState {
+				c.live.kick()
+			}
+		}
+		if res.Failure != nil {
+			c.log.Warn("record failed verification; room marked", "host", h.origin, "room", row.RoomID,
+				"seq", res.Failure.Seq, "code", res.Failure.Code, "reason", res.Failure.Message)
+		}
+		if len(inserted) > 0 || len(res.Applied) > 0 {
+			c.wake.notify()
+		}
+		return len(res.Applied), res.Failure, nil
+	}
+	return 0, nil, &Error{Code: CodeInternal, Message: "room kept moving while records were verified; try again"}
+}
+
+// buildBatch turns a Process result into a store batch.
+func (c *Connector) buildBatch(ctx context.Context, h *hostState, row *store.Room, res *room.Result, resync bool, now int64) (*store.Batch, error) {
+	b := &store.Batch{ExpectSeq: row.SyncedSeq, ExpectHash: row.SyncedHash, Resync: resync, Now: now}
+	var inbox []room.InboxItem
+	for _, a := range res.Applied {
+		recJSON := a.RecordJSON
+		if recJSON == nil {
+			var err error
+			if recJSON, err = json.Marshal(a.Record); err != nil {
+				return nil, err
+			}
+		}
+		itemJSON, err := json.Marshal(a.Item)
+		if err != nil {
+			return nil, err
+		}
+		b.Events = append(b.Events, store.Event{Seq: a.Record.Seq, Hash: a.Record.Hash, EventID: a.Record.EnvelopeHash(),
+			Type: a.Record.Type(), Actor: a.Record.Actor(), HeadSeq: a.Head.Seq, HeadHash: a.Head.Hash, Record: recJSON, Item: itemJSON})
+		inbox = append(inbox, a.Inbox...)
+	}
+	if res.State.Room != nil && len(res.Applied) > 0 {
+		inbox = append(inbox, c.watch(ctx, h, res.State.Room, res.Applied)...)
+	}
+	for _, it := range inbox {
+		itemJSON, err := json.Marshal(it)
+		if err != nil {
+			return nil, err
+		}
+		var seq int64
+		if it.Seq != nil {
+			seq = *it.Seq
+		}
+		var ev string
+		if it.EventID != nil {
+			ev = *it.EventID
+		}
+		b.Inbox = append(b.Inbox, store.InboxEntry{ID: it.ID, Kind: it.Kind, Seq: seq, EventID: ev,
+			Priority: room.PriorityRank(it.Priority), CreatedAt: it.CreatedAt, Item: itemJSON})
+	}
+	if len(res.Applied) > 0 {
+		r := res.State.Room
+		snap, err := json.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		var turn []byte
+		if res.State.ActiveTurn != nil {
+			if turn, err = json.Marshal(res.State.ActiveTurn); err != nil {
+				return nil, err
+			}
+		}
+		selfState, selfRole, creator := room.SelfState(r, c.self)
+		l := store.Listing{StartTime: r.StartTime, EndTime: r.EndTime, SelfRole: selfRole, SelfState: selfState, IsCreator: creator}
+		if r.Closed != nil {
+			l.Closed = string(r.Closed.Status)
+		}
+		b.State = &store.RoomState{Snapshot: snap, HeadSeq: r.Head.Seq, HeadHash: r.Head.Hash, SyncedSeq: r.Last.Seq,
+			SyncedHash: r.Last.Hash, ActiveTurn: turn, Listing: l}
+	}
+	if f := res.Failure; f != nil {
+		b.Failure = &store.Failure{Seq: f.Seq, Code: f.Code, Message: f.Message, At: now}
+	}
+	return b, nil
+}
+
+// afterApply makes the local changes applied records cause beyond the
+// batch: cached statuses of departed members are dropped, and join requests
+// reviewed by a record take the decision (their room.join.requested items
+// are resolved).
+func (c *Connector) afterApply(ctx context.Context, tx *store.Tx, key int64, applied []room.Applied, now int64) error {
+	for _, a := range applied {
+		rec := a.Record
+		if rec.IsRedacted() {
+			continue
+		}
+		ev := &rec.Envelope.Event
+		p, _ := ev.Payload.(map[string]any)
+		switch ev.Type {
+		case adp.TypeRoomLeave:
+			if err := tx.DeleteStatus(ctx, key, ev.Actor); err != nil {
+				return err
+			}
+		case adp.TypeMemberRemove:
+			if m, _ := p["member"].(string); m != "" {
+				if err := tx.DeleteStatus(ctx, key, m); err != nil {
+					return err
+				}
+			}
+		case adp.TypeJoinReview:
+			req, err := identity.EnvelopeFromValue(p["request"], "")
+			if err != nil {
+				continue
+			}
+			status := string(adp.JoinRejected)
+			if d, _ := p["decision"].(string); d == "approve" {
+				status = string(adp.JoinApproved)
+			}
+			if j, err := tx.JoinRequest(ctx, key, req.Hash); err == nil {
+				j.Status, j.UpdatedAt = status, now
+				if err := tx.PutJoinRequest(ctx, j); err != nil {
+					return err
+				}
+			}
+			if err := tx.ResolveEvent(ctx, key, room.KindJoinRequested, req.Hash); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,123 @@
+package connector
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"apconnect/host/identity"
+	"apconnect/host/room"
+	"apconnect/host/store"
+)
+
+// RoomMembersList is agent_protocols_room_members_list: the room's members
+// as materialized from its verified records (current and past, banned
+// included), filtered by status and role. Local state; include_profiles
+// reads verified profiles (descriptive only) from profile services.
+func (c *Connector) RoomMembersList(ctx context.Context, sess SessionID, in RoomMembersListInput) (*RoomMembersListResult, error) {
+	rr, err := c.resolve(ctx, in.Host, in.RoomID, true)
+	if err != nil {
+		return nil, err
+	}
+	st, err := c.loadStateRow(ctx, rr.row)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if st.Room == nil {
+		return nil, errorf(CodeVerificationFailed, "room %s has no verified state", rr.roomID)
+	}
+	switch in.Status {
+	case "", "all", room.StatusActive, room.StatusLeft, room.StatusRemoved, room.StatusBanned:
+	default:
+		return nil, invalid("status %q is not one of active, left, removed, banned, all", in.Status)
+	}
+	limit := in.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	limit = min(limit, 200)
+	offset := 0
+	if in.Cursor != "" {
+		v, err := strconv.Atoi(strings.TrimPrefix(in.Cursor, "m"))
+		if err != nil || !strings.HasPrefix(in.Cursor, "m") || v < 0 {
+			return nil, invalid("cursor %q is not a cursor of this list", in.Cursor)
+		}
+		offset = v
+	}
+	var all []RoomMemberView
+	for _, v := range room.Members(st.Room) {
+		if in.Status != "" && in.Status != "all" && v.Status != in.Status {
+			continue
+		}
+		if in.Role != "" && v.Role != in.Role {
+			continue
+		}
+		all = append(all, v)
+	}
+	out := &RoomMembersListResult{Members: []RoomMemberView{}}
+	if offset < len(all) {
+		end := min(offset+limit, len(all))
+		out.Members = append(out.Members, all[offset:end]...)
+		if end < len(all) {
+			out.NextCursor = "m" + strconv.Itoa(end)
+		}
+	}
+	if in.IncludeProfiles {
+		c.attachProfiles(ctx, rr.h, out.Members)
+	}
+	out.Sync, err = c.syncState(ctx, c.store.Read(), rr, sess)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RoomMemberGet is agent_protocols_room_member_get: one member from
+// verified local state, with its profile (descriptive, verified against its
+// signed history) and its latest timeline items when asked.
+func (c *Connector) RoomMemberGet(ctx context.Context, sess SessionID, in RoomMemberGetInput) (*RoomMemberGetResult, error) {
+	if !identity.ValidAgentID(in.AgentID) {
+		return nil, invalid("agent_id %q is not a valid Agent ID", in.AgentID)
+	}
+	rr, err := c.resolve(ctx, in.Host, in.RoomID, true)
+	if err != nil {
+		return nil, err
+	}
+	st, err := c.loadStateRow(ctx, rr.row)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if st.Room == nil {
+		return nil, errorf(CodeVerificationFailed, "room %s has no verified state", rr.roomID)
+	}
+	v, ok := room.Member(st.Room, in.AgentID)
+	if !ok {
+		return nil, &Error{Code: CodeMemberNotFound, Message: "room " + rr.roomID + " has no member " + in.AgentID}
+	}
+	out := &RoomMemberGetResult{Member: v}
+	if in.IncludeProfile {
+		views := []RoomMemberView{v}
+		c.attachProfiles(ctx, rr.h, views)
+		out.Member = views[0]
+	}
+	if in.IncludeRecentActivity {
+		evs, err := c.store.Read().Timeline(ctx, rr.row.Key, store.TimelineQuery{Actors: []string{in.AgentID}, Limit: 10, Newest: true})
+		if err != nil {
+			return nil, wrap(err)
+		}
+		recent, err := items(evs, false)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		// Newest first.
+		for i, j := 0, len(recent)-1; i < j; i, j = i+1, j-1 {
+			recent[i], recent[j] = recent[j], recent[i]
+		}
+		out.Recent = recent
+	}
+	out.Sync, err = c.syncState(ctx, c.store.Read(), rr, sess)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,180 @@
+package connector
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"apconnect/host/client"
+	"apconnect/host/store"
+)
+
+// RoomsSearch is agent_protocols_rooms_search: the host's public room
+// directory (a remote read; nothing is signed). Rooms known locally carry
+// the agent's role and local counts.
+func (c *Connector) RoomsSearch(ctx context.Context, sess SessionID, in RoomsSearchInput) (*RoomsResult, error) {
+	h, err := c.host(in.Host)
+	if err != nil {
+		return nil, err
+	}
+	limit := in.Limit
+	if limit <= 0 {
+		limit = 20
+	}
+	page, err := h.client.PublicRooms(ctx, client.PublicRoomQuery{Status: in.Status, Tag: in.Tag, Keyword: in.Keyword,
+		Creator: in.Creator, StartsAfter: in.StartsAfter, EndsBefore: in.EndsBefore, Language: in.Language,
+		Limit: min(limit, 100), Cursor: in.Cursor})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	out := &RoomsResult{Rooms: []RoomSummary{}, NextCursor: page.NextCursor}
+	for _, r := range page.Items {
+		s := RoomSummary{RoomID: r.ID, Host: h.origin, Topic: r.Topic, Status: string(r.Status), Visibility: string(r.Visibility),
+			StartTime: r.StartTime, EndTime: r.EndTime, Tags: append([]string{}, r.Tags...), Language: r.Language}
+		if s.Status == "" {
+			s.Status = "unknown"
+		}
+		if row, err := c.store.Read().RoomAt(ctx, h.origin, r.ID); err == nil {
+			s.Known = true
+			s.PendingInboxCount = max(row.PendingInbox, 0)
+			if row.SelfState == "active" {
+				s.Role = ptr(row.SelfRole)
+			}
+			if n, err := c.store.Read().UnreadCount(ctx, row.Key, row.ReadSeq, c.self); err == nil {
+				s.UnreadCount = n
+			}
+		}
+		out.Rooms = append(out.Rooms, s)
+	}
+	return out, nil
+}
+
+// RoomsList is agent_protocols_rooms_list: the rooms known locally, with
+// the agent's role and each room's unread and pending inbox counts. Local
+// state only.
+func (c *Connector) RoomsList(ctx context.Context, sess SessionID, in RoomsListInput) (*RoomsResult, error) {
+	limit := in.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	limit = min(limit, 200)
+	var after int64
+	if in.Cursor != "" {
+		v, err := strconv.ParseInt(strings.TrimPrefix(in.Cursor, "r"), 10, 64)
+		if err != nil || !strings.HasPrefix(in.Cursor, "r") || v < 0 {
+			return nil, invalid("cursor %q is not a cursor of this list", in.Cursor)
+		}
+		after = v
+	}
+	switch in.Membership {
+	case "", "all", "member", "creator", "moderator", "pending":
+	default:
+		return nil, invalid("membership %q is not one of member, creator, moderator, pending, all", in.Membership)
+	}
+	rows, err := c.store.Read().ListRooms(ctx, store.RoomFilter{Membership: in.Membership, Status: in.Status, Now: c.nowMS(),
+		AfterKey: after, Limit: limit + 1})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	out := &RoomsResult{Rooms: []RoomSummary{}}
+	if len(rows) > limit {
+		rows = rows[:limit]
+		out.NextCursor = "r" + strconv.FormatInt(rows[len(rows)-1].Key, 10)
+	}
+	for _, row := range rows {
+		s, err := c.summaryOf(ctx, row)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		out.Rooms = append(out.Rooms, s)
+	}
+	return out, nil
+}
+
+// RoomOpen is agent_protocols_room_open: fetch a room's resource and
+// history from its host, verify every record, keep it locally and — with
+// subscribe — follow it live. A known room is only re-read with refresh,
+// which also retries a room marked as failing verification (a clean pass
+// clears the mark). It presents the room's current head.
+func (c *Connector) RoomOpen(ctx context.Context, sess SessionID, in RoomOpenInput) (*RoomOpenResult, error) {
+	if in.Host == "" {
+		return nil, invalid("host is required")
+	}
+	rr, err := c.resolve(ctx, in.Host, in.RoomID, false)
+	if err != nil {
+		return nil, err
+	}
+	now := c.nowMS()
+	if rr.row == nil || in.Subscribe != nil {
+		err := c.store.Write(ctx, func(tx *store.Tx) error {
+			row, err := tx.EnsureRoom(ctx, rr.h.origin, rr.roomID, now)
+			if err != nil {
+				return err
+			}
+			if in.Subscribe != nil {
+				if err := tx.SetSubscribed(ctx, row.Key, *in.Subscribe, now); err != nil {
+					return err
+				}
+			}
+			rr.row = row
+			return nil
+		})
+		if err != nil {
+			return nil, wrap(err)
+		}
+	}
+	if !rr.row.HasSnapshot || in.Refresh {
+		if _, err := c.syncRoom(ctx, rr.h, rr.row.Key, rr.roomID, syncOptions{resource: true, resync: in.Refresh}); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.reload(ctx, rr); err != nil {
+		return nil, err
+	}
+	if !rr.row.HasSnapshot {
+		return nil, errorf(CodeVerificationFailed, "room %s could not be verified from its first record", rr.roomID)
+	}
+	c.live.kick()
+	st, err := c.loadStateRow(ctx, rr.row)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	sync, err := c.presentCurrent(ctx, rr, sess)
+	if err != nil {
+		return nil, err
+	}
+	view := c.roomView(ctx, rr.h.origin, rr.row, st, false, sync.UnreadCount)
+	return &RoomOpenResult{Room: view, Sync: sync, ActiveTurn: st.ActiveTurn}, nil
+}
+
+// RoomState is agent_protocols_room_state: the room's materialized state
+// from local verified records (the contract, the agent's membership, the
+// member count, the active turn; the full type registry with
+// include_types). refresh syncs from the host first. It presents the
+// room's current head.
+func (c *Connector) RoomState(ctx context.Context, sess SessionID, in RoomStateInput) (*RoomStateResult, error) {
+	rr, err := c.resolve(ctx, in.Host, in.RoomID, true)
+	if err != nil {
+		return nil, err
+	}
+	if in.Refresh {
+		if _, err := c.syncRoom(ctx, rr.h, rr.row.Key, rr.roomID, syncOptions{resource: true, resync: true}); err != nil {
+			return nil, err
+		}
+		if err := c.reload(ctx, rr); err != nil {
+			return nil, err
+		}
+	}
+	st, err := c.loadStateRow(ctx, rr.row)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if st.Room == nil {
+		return nil, errorf(CodeVerificationFailed, "room %s has no verified state", rr.roomID)
+	}
+	sync, err := c.presentCurrent(ctx, rr, sess)
+	if err != nil {
+		return nil, err
+	}
+	return &RoomStateResult{Room: c.roomView(ctx, rr.h.origin, rr.row, st, in.IncludeTypes, sync.UnreadCount), Sync: sync}, nil
+}

@@ -1,0 +1,546 @@
+package connector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"apconnect/host/adp"
+	"apconnect/host/client"
+	"apconnect/host/identity"
+	"apconnect/host/room"
+	"apconnect/host/store"
+)
+
+// On-head-mismatch policies.
+const (
+	PolicyHold       = "hold"
+	PolicyReject     = "reject"
+	PolicySendAnyway = "send_anyway"
+)
+
+// maxChanges bounds the changes listed with a held or rejected write.
+const maxChanges = 50
+
+// maxNonceRetries bounds the re-signs after nonce_not_greater (another
+// process of the same Agent ID got a greater nonce accepted first).
+const maxNonceRetries = 3
+
+// outboxLease is how long a writer holds a fresh outbox entry before the
+// background resubmission may take it over.
+const outboxLease = 60 * time.Second
+
+// writeRequest is a room write as the agent asked for it.
+type writeRequest struct {
+	sess       SessionID
+	rr         *roomRef
+	typ        string
+	payload    map[string]any // strictly parsed JSON, references not yet merged
+	mentions   []string
+	references []string
+	base       *adp.Link // explicit base, nil for the default
+	policy     string    // PolicyHold, PolicyReject or PolicySendAnyway
+	draftKind  string    // "message" or "event"
+	draftInput map[string]any
+	// refresh syncs the room before choosing the base (send_anyway from a
+	// held draft).
+	refresh bool
+}
+
+func normPolicy(p string) (string, error) {
+	switch p {
+	case "", PolicyHold:
+		return PolicyHold, nil
+	case PolicyReject, PolicySendAnyway:
+		return p, nil
+	}
+	return "", invalid("on_head_mismatch %q is not one of hold, reject, send_anyway", p)
+}
+
+// explicitBase reads a base_seq/base_hash pair: both or neither.
+func explicitBase(seq *int64, hash *string) (*adp.Link, error) {
+	switch {
+	case seq == nil && hash == nil:
+		return nil, nil
+	case seq == nil || hash == nil:
+		return nil, invalid("base_seq and base_hash must be given together")
+	case *seq < 1:
+		return nil, invalid("base_seq must be at least 1")
+	}
+	if _, err := identity.DecodeBase64URLLen(*hash, 32); err != nil {
+		return nil, invalid("base_hash is not a record hash")
+	}
+	return &adp.Link{Seq: *seq, Hash: *hash}, nil
+}
+
+// checkMentions validates the mentions of a write: at most 32 unique Agent
+// IDs.
+func checkMentions(ms []string) error {
+	if len(ms) > identity.MaxMentions {
+		return invalid("at most %d mentions", identity.MaxMentions)
+	}
+	seen := map[string]bool{}
+	for _, m := range ms {
+		if !identity.ValidAgentID(m) {
+			return invalid("mentions: %q is not a valid Agent ID", m)
+		}
+		if seen[m] {
+			return invalid("mentions: %s appears twice", m)
+		}
+		seen[m] = true
+	}
+	return nil
+}
+
+// mergeReferences puts references into the payload where ADP carries them
+// (payload.references); a payload that already has different references is
+// refused.
+func mergeReferences(payload map[string]any, refs []string) (map[string]any, error) {
+	if len(refs) == 0 {
+		return payload, nil
+	}
+	seen := map[string]bool{}
+	list := make([]any, 0, len(refs))
+	for _, r := range refs {
+		if _, err := identity.DecodeBase64URLLen(r, 32); err != nil {
+			return nil, invalid("references: %q is not an event id", r)
+		}
+		if seen[r] {
+			return nil, invalid("references: %s appears twice", r)
+		}
+		seen[r] = true
+		list = append(list, r)
+	}
+	if cur, ok := payload["references"]; ok {
+		a, _ := json.Marshal(cur)
+		b, _ := json.Marshal(list)
+		if string(a) != string(b) {
+			return nil, invalid("references given both in the input and in payload.references, and they differ")
+		}
+		return payload, nil
+	}
+	out := cloneMap(payload)
+	out["references"] = list
+	return out, nil
+}
+
+// write runs the write path: base from the input or the presented head,
+// the on_head_mismatch policy for head-bound and contract writes, local
+// checks (ADP rules, plugin validators, backpressure) before anything is
+// signed, the signed envelope stored in the outbox with its nonce, the
+// submission, and the accepted record verified and applied.
+func (c *Connector) write(ctx context.Context, req *writeRequest) (*WriteResult, error) {
+	key := req.rr.row.Key
+	mu := c.locks.get(writeKey(key))
+	mu.Lock()
+	defer mu.Unlock()
+	h := req.rr.h
+	switch req.typ {
+	case adp.TypeRoomCreate, adp.TypeJoinRequest:
+		return nil, invalid("%s is not submitted as a room event (use agent_protocols_room_create or agent_protocols_room_join)", req.typ)
+	}
+	if err := checkMentions(req.mentions); err != nil {
+		return nil, err
+	}
+	payload, err := mergeReferences(req.payload, req.references)
+	if err != nil {
+		return nil, err
+	}
+	if req.refresh {
+		if _, err := c.syncRoom(ctx, h, key, req.rr.roomID, syncOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	st, row, err := c.writableState(ctx, req.rr)
+	if err != nil {
+		return nil, err
+	}
+	class, err := adp.ClassOf(req.typ, st.Room.Types)
+	if err != nil {
+		return nil, localError(err)
+	}
+	heldEligible := class == adp.ClassHeadBound || class == adp.ClassContract
+	// The base: explicit, else the presented head, else (nothing presented
+	// in this session) the current verified head after a sync.
+	base := req.base
+	pSeq, pHash, pOK, err := c.presented(ctx, req.sess, key)
+	if err != nil {
+		return nil, err
+	}
+	if base == nil && pOK {
+		base = &adp.Link{Seq: pSeq, Hash: pHash}
+	}
+	if base == nil {
+		if !req.refresh {
+			if _, err := c.syncRoom(ctx, h, key, req.rr.roomID, syncOptions{}); err != nil {
+				return nil, err
+			}
+			if st, row, err = c.writableState(ctx, req.rr); err != nil {
+				return nil, err
+			}
+		}
+		head := st.Room.Head
+		base = &head
+	}
+	if base.Seq > row.SyncedSeq {
+		return nil, invalid("base_seq %d is beyond the latest verified record %d", base.Seq, row.SyncedSeq)
+	}
+	resigns, nonceRetries := 0, 0
+	for {
+		head := st.Room.Head
+		if heldEligible && *base != head {
+			switch {
+			case req.policy == PolicySendAnyway && resigns < MaxAutoResigns:
+				base = &head
+				resigns++
+			case req.policy == PolicyReject:
+				return c.rejected(ctx, req, *base)
+			default:
+				return c.hold(ctx, req, *base)
+			}
+		}
+		now := c.now()
+		ev := identity.Event{Protocol: identity.ProtocolDiscourse, Type: req.typ, Actor: c.self, CreatedAt: now.UnixMilli(),
+			Payload: payload, RoomID: ptr(req.rr.roomID), BaseSeq: ptr(base.Seq), BaseHash: ptr(base.Hash)}
+		if len(req.mentions) > 0 {
+			ev.Mentions = append([]string{}, req.mentions...)
+		}
+		if err := c.localCheck(ctx, h, key, st.Room, ev); err != nil {
+			return nil, err
+		}
+		qc, _ := adp.QuotaClass(req.typ, st.Room.Types)
+		rate, _ := adp.RateLimit(c.writeLimit, req.typ, st.Room.Types)
+		if wait := c.buckets.take(key, string(qc), rate, now); wait > 0 {
+			return nil, &Error{Code: CodeRateLimited, Message: fmt.Sprintf("local write budget for %s events in this room is spent; retry in %d ms", qc, wait.Milliseconds()),
+				RetryAfter: wait, Data: map[string]any{"retry_after_ms": wait.Milliseconds(), "local": true}}
+		}
+		c.submitMu.Lock()
+		env, obID, err := c.signToOutbox(ctx, store.OutboxRoomEvent, h.origin, req.rr.roomID, base.Seq, ev)
+		if err != nil {
+			c.submitMu.Unlock()
+			c.buckets.refund(key, string(qc))
+			return nil, err
+		}
+		rec, err := c.submitRoomEvent(ctx, h, req.rr.roomID, obID, env)
+		c.submitMu.Unlock()
+		if err == nil {
+			return c.sent(ctx, req, rec, obID, head, pSeq, pOK)
+		}
+		var ce *Error
+		if errors.As(err, &ce) && ce.Code == CodeSubmissionPending {
+			return nil, ce
+		}
+		c.closeOutbox(ctx, obID, store.OutboxFailed, nil, err.Error())
+		var he *client.Error
+		errors.As(err, &he)
+		switch hostCode(err) {
+		case adp.CodeRoomHeadMismatch:
+			c.buckets.refund(key, string(qc))
+			if _, serr := c.syncRoom(ctx, h, key, req.rr.roomID, syncOptions{}); serr != nil {
+				return nil, serr
+			}
+			if st, row, err = c.writableState(ctx, req.rr); err != nil {
+				return nil, err
+			}
+			if st.Room.Head == *base {
+				// The host claims the head moved but its history does not
+				// show it: retrying cannot help.
+				return nil, wrap(he)
+			}
+			continue
+		case identity.CodeNonceNotGreater:
+			if he != nil && he.MaxSeenNonce != "" && nonceRetries < maxNonceRetries {
+				nonceRetries++
+				if err := c.applyMaxSeenNonce(ctx, he.MaxSeenNonce); err != nil {
+					return nil, err
+				}
+				c.buckets.refund(key, string(qc))
+				continue
+			}
+		case identity.CodeRateLimited:
+			c.buckets.drain(key, string(qc), c.now())
+		}
+		return nil, wrap(err)
+	}
+}
+
+// writableState loads a room's verified state for a write: it must exist
+// and not be marked as failing verification.
+func (c *Connector) writableState(ctx context.Context, rr *roomRef) (*room.State, *store.Room, error) {
+	row, err := c.store.Read().Room(ctx, rr.row.Key)
+	if err != nil {
+		return nil, nil, wrap(err)
+	}
+	rr.row = row
+	if f := row.Failure; f != nil {
+		return nil, nil, &Error{Code: CodeVerificationFailed, Message: fmt.Sprintf("room %s failed verification at seq %d (%s); refresh it before writing", row.RoomID, f.Seq, f.Code),
+			Data: map[string]any{"seq": f.Seq, "code": f.Code, "reason": f.Message}}
+	}
+	st, err := c.loadStateRow(ctx, row)
+	if err != nil {
+		return nil, nil, wrap(err)
+	}
+	if st.Room == nil {
+		return nil, nil, errorf(CodeRoomNotOpen, "room %s has no verified state yet", row.RoomID)
+	}
+	return st, row, nil
+}
+
+// localCheck runs the ADP rules (membership, role, state, registry and
+// status, base, payload size and schema) and the plugin validators on an
+// unsigned event. A refusal signs nothing and uses no nonce.
+func (c *Connector) localCheck(ctx context.Context, h *hostState, key int64, r *adp.Room, ev identity.Event) error {
+	lookup := adp.RecordHashFunc(func(seq int64) (string, bool) {
+		hash, ok, _ := c.store.Read().RecordHash(ctx, key, seq)
+		return hash, ok
+	})
+	if err := r.Check(h.writeRules, &identity.Envelope{Event: ev}, adp.CheckOptions{Now: ev.CreatedAt, Records: lookup, TrustUnknownAnchors: true}); err != nil {
+		return localError(err)
+	}
+	if !adp.IsBuiltin(ev.Type) {
+		payload, _ := ev.Payload.(map[string]any)
+		var refs []string
+		if list, ok := payload["references"].([]any); ok {
+			for _, v := range list {
+				if s, ok := v.(string); ok {
+					refs = append(refs, s)
+				}
+			}
+		}
+		if verr := c.validate(ctx, h, r, Proposal{RoomID: r.ID, Host: h.origin, Type: ev.Type, Actor: c.self, Payload: payload,
+			Mentions: ev.Mentions, References: refs}); verr != nil {
+			return verr
+		}
+	}
+	return nil
+}
+
+// localError reports an ADP rule failure found before signing: the code is
+// kept, except that a payload schema violation is invalid_event with every
+// failing member in data.errors; data.local marks that nothing was sent.
+func localError(err error) error {
+	e := AsError(err)
+	out := &Error{Code: e.Code, Message: e.Message, Data: withData(e.Data, "local", true), Err: err}
+	if e.Code == adp.CodePayloadSchemaViolation {
+		out.Code = CodeInvalidEvent
+		out.Data = withData(out.Data, "rule", adp.CodePayloadSchemaViolation)
+		out.Message = "the payload does not match the type's schema: " + e.Message
+	}
+	return out
+}
+
+// signToOutbox allocates the nonce, signs the event and stores the signed
+// envelope in the outbox, in one transaction: the envelope exists durably
+// before it is sent, and a nonce is never used twice.
+func (c *Connector) signToOutbox(ctx context.Context, kind, service, roomID string, baseSeq int64, ev identity.Event) (*identity.Envelope, int64, error) {
+	var env *identity.Envelope
+	var id int64
+	err := c.store.Write(ctx, func(tx *store.Tx) error {
+		nonce, err := tx.AllocateNonce(ctx, ev.CreatedAt)
+		if err != nil {
+			return err
+		}
+		ev.Nonce = nonce
+		env, err = identity.SignEvent(c.signer, ev)
+		if err != nil {
+			return err
+		}
+		raw, err := json.Marshal(env)
+		if err != nil {
+			return err
+		}
+		now := c.nowMS()
+		id, err = tx.AddOutbox(ctx, &store.OutboxEntry{Kind: kind, Service: service, RoomID: roomID, EventID: env.Hash, Nonce: nonce,
+			BaseSeq: baseSeq, Envelope: raw, LeaseUntil: now + outboxLease.Milliseconds(), CreatedAt: now})
+		return err
+	})
+	if err != nil {
+		return nil, 0, localError(err)
+	}
+	return env, id, nil
+}
+
+// applyMaxSeenNonce moves the nonce sequence past a service's
+// Max-Seen-Nonce (bounded by identity.MaxNonceJump).
+func (c *Connector) applyMaxSeenNonce(ctx context.Context, header string) error {
+	now := c.nowMS()
+	return wrap(c.store.Write(ctx, func(tx *store.Tx) error {
+		_, err := tx.ApplyMaxSeenNonce(ctx, now, header)
+		return err
+	}))
+}
+
+// submitRoomEvent posts a signed room event. A network failure or a 5xx
+// leaves the outcome unknown: the exact envelope is resubmitted a few times
+// (idempotent on the host); if that still fails the outbox entry stays
+// pending for the background resubmission and submission_pending is
+// returned.
+func (c *Connector) submitRoomEvent(ctx context.Context, h *hostState, roomID string, obID int64, env *identity.Envelope) (*adp.Record, error) {
+	var last error
+	for attempt := 0; attempt < 3; attempt++ {
+		if attempt > 0 {
+			if err := client.Sleep(ctx, time.Duration(attempt*attempt)*150*time.Millisecond); err != nil {
+				break
+			}
+		}
+		res, err := h.client.Submit(ctx, roomID, env)
+		if err == nil {
+			return res.Record, nil
+		}
+		last = err
+		if !unknownOutcome(err) {
+			return nil, err
+		}
+		now := c.nowMS()
+		_ = c.store.Write(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+			return tx.TouchOutbox(ctx, obID, now, now+outboxLease.Milliseconds(), err.Error())
+		})
+	}
+	now := c.nowMS()
+	_ = c.store.Write(context.WithoutCancel(ctx), func(tx *store.Tx) error { return tx.ReleaseOutbox(ctx, obID, now, last.Error()) })
+	return nil, &Error{Code: CodeSubmissionPending, Message: "the host could not be reached to confirm the write; it stays signed in the outbox and is resubmitted in the background (never twice)",
+		Data: map[string]any{"event_id": env.Hash}, Err: last}
+}
+
+// unknownOutcome reports whether a write's failure leaves its outcome
+// unknown (the envelope may have been accepted).
+func unknownOutcome(err error) bool {
+	if client.IsNetwork(err) {
+		return true
+	}
+	var he *client.Error
+	if errors.As(err, &he) {
+		return he.Status >= 500
+	}
+	return false
+}
+
+func (c *Connector) closeOutbox(ctx context.Context, id int64, state string, result []byte, errText string) {
+	now := c.nowMS()
+	if err := c.store.Write(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		return tx.CloseOutbox(ctx, id, state, result, errText, now)
+	}); err != nil {
+		c.log.Warn("closing outbox entry", "id", id, "err", err)
+	}
+}
+
+// acceptOwnRecord verifies and applies the record a host returned for the
+// agent's own write (syncing the gap from history when records were
+// accepted before it) and closes the outbox entry.
+func (c *Connector) acceptOwnRecord(ctx context.Context, h *hostState, key int64, roomID string, rec *adp.Record, obID int64) error {
+	pos, err := c.store.Read().Position(ctx, key)
+	if err != nil {
+		return wrap(err)
+	}
+	switch {
+	case rec.Seq == pos.SyncedSeq+1:
+		if _, f, err := c.applyRecords(ctx, h, key, []*adp.Record{rec}, false); err != nil {
+			return err
+		} else if f != nil {
+			c.log.Warn("own record failed verification", "room", roomID, "seq", rec.Seq, "code", f.Code)
+		}
+	case rec.Seq > pos.SyncedSeq:
+		if _, err := c.syncRoom(ctx, h, key, roomID, syncOptions{}); err != nil {
+			return err
+		}
+	}
+	raw, _ := json.Marshal(rec)
+	c.closeOutbox(ctx, obID, store.OutboxDone, raw, "")
+	return nil
+}
+
+// sent finishes an accepted write: the record is applied, the session's
+// presented head moves to it when it became the head directly on top of
+// the presented head, and the result carries the record and its item.
+func (c *Connector) sent(ctx context.Context, req *writeRequest, rec *adp.Record, obID int64, headBefore adp.Link, pSeq int64, pOK bool) (*WriteResult, error) {
+	key := req.rr.row.Key
+	if err := c.acceptOwnRecord(ctx, req.rr.h, key, req.rr.roomID, rec, obID); err != nil {
+		return nil, err
+	}
+	row, err := c.store.Read().Room(ctx, key)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if pOK && pSeq == headBefore.Seq && row.HeadSeq == rec.Seq {
+		if err := c.present(ctx, req.sess, key, rec.Seq, rec.Hash); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	res := &WriteResult{Status: StatusSent, Record: raw}
+	if ev, err := c.store.Read().EventAt(ctx, key, rec.Seq); err == nil && ev.EventID == rec.EnvelopeHash() {
+		var it TimelineItem
+		if json.Unmarshal(ev.Item, &it) == nil {
+			res.Item = &it
+		}
+	}
+	sync, err := c.syncState(ctx, c.store.Read(), req.rr, req.sess)
+	if err != nil {
+		return nil, err
+	}
+	res.Sync = &sync
+	return res, nil
+}
+
+// rejected answers a write refused by on_head_mismatch reject: the changes
+// since the base, the current head presented.
+func (c *Connector) rejected(ctx context.Context, req *writeRequest, base adp.Link) (*WriteResult, error) {
+	changes, trunc, err := c.changesSince(ctx, req.rr.row.Key, base.Seq, maxChanges)
+	if err != nil {
+		return nil, err
+	}
+	sync, err := c.presentCurrent(ctx, req.rr, req.sess)
+	if err != nil {
+		return nil, err
+	}
+	return &WriteResult{Status: StatusRejected, Reason: adp.CodeRoomHeadMismatch, Changes: changes, ChangesTruncated: trunc, Sync: &sync}, nil
+}
+
+// hold stores a held draft (no envelope, no nonce) and answers with it,
+// the changes since its base and the current head presented.
+func (c *Connector) hold(ctx context.Context, req *writeRequest, base adp.Link) (*WriteResult, error) {
+	input := cloneMap(req.draftInput)
+	input["room_id"] = req.rr.roomID
+	input["host"] = req.rr.h.origin
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	var d *store.Draft
+	now := c.nowMS()
+	err = c.store.Write(ctx, func(tx *store.Tx) error {
+		var err error
+		d, err = tx.InsertDraft(ctx, &store.Draft{RoomKey: req.rr.row.Key, Kind: req.draftKind, CreatedAt: now, BaseSeq: base.Seq,
+			BaseHash: base.Hash, Reason: adp.CodeRoomHeadMismatch, Input: raw})
+		return err
+	})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	changes, trunc, err := c.changesSince(ctx, req.rr.row.Key, base.Seq, maxChanges)
+	if err != nil {
+		return nil, err
+	}
+	sync, err := c.presentCurrent(ctx, req.rr, req.sess)
+	if err != nil {
+		return nil, err
+	}
+	view := heldDraft(d, sync)
+	return &WriteResult{Status: StatusHeld, Reason: adp.CodeRoomHeadMismatch, Draft: &view, Changes: changes, ChangesTruncated: trunc, Sync: &sync}, nil
+}
+
+// heldDraft builds the HeldDraft view of a stored draft.
+func heldDraft(d *store.Draft, sync SyncState) HeldDraft {
+	var input map[string]any
+	_ = json.Unmarshal(d.Input, &input)
+	if input == nil {
+		input = map[string]any{}
+	}
+	return HeldDraft{ID: d.ID, RoomID: d.RoomID, Host: d.Host, Kind: d.Kind, CreatedAt: d.CreatedAt, BaseSeq: d.BaseSeq,
+		BaseHash: d.BaseHash, CurrentSync: sync, Draft: input, Reason: d.Reason, Options: append([]string{}, DraftOptions...)}
+}

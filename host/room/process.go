@@ -1,0 +1,322 @@
+package room
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"apconnect/host/adp"
+	"apconnect/host/identity"
+)
+
+// CodeForked is the failure code of a record that differs from the
+// verified record at the same seq: the host served a forked history.
+const CodeForked = "forked_history"
+
+// Processor verifies and applies the records of rooms of one host for one
+// agent. It is safe for concurrent use (it holds no state of its own).
+type Processor struct {
+	// Rules are the verification rules: the host's origin as HostOrigin
+	// (room.create must name it), verifier limits, pack resolution.
+	Rules *adp.Rules
+	// Host is the host origin the records were read from.
+	Host string
+	// Self is the active Agent ID (inbox items are about it).
+	Self string
+	// Workers bounds the parallel signature verification
+	// (runtime.GOMAXPROCS when zero).
+	Workers int
+}
+
+// State is a room's verified local state: the materialized room (nil before
+// the genesis record) and its active turn.
+type State struct {
+	Room       *adp.Room
+	ActiveTurn *ActiveTurn
+}
+
+// Applied is one record that passed verification, with what it caused.
+type Applied struct {
+	Record *adp.Record
+	// Class is the record's freshness class.
+	Class adp.Class
+	// Item is its timeline item.
+	Item TimelineItem
+	// Inbox are the inbox items it causes for the agent.
+	Inbox []InboxItem
+	// Head is the room head after the record.
+	Head adp.Link
+	// RecordJSON is the record's canonical JSON (computed with the
+	// parallel checks, for the caller to store).
+	RecordJSON []byte
+}
+
+// Failure is the first record of a batch that did not verify.
+type Failure struct {
+	Seq     int64  // its seq
+	Code    string // adp / identity code (invalid_signature, chain_broken, …) or CodeForked
+	Message string // what was wrong
+	Err     error  // the underlying error
+}
+
+// Error implements error.
+func (f *Failure) Error() string {
+	return fmt.Sprintf("record seq %d failed verification (%s): %s", f.Seq, f.Code, f.Message)
+}
+
+// Result is the outcome of Process.
+type Result struct {
+	// State is the room after the applied records (the input state when
+	// none was applied; never mutated in place).
+	State *State
+	// Applied are the records applied, in order.
+	Applied []Applied
+	// Skipped counts records at or below the verified position that match
+	// it (already applied; de-duplicated by seq).
+	Skipped int
+	// Failure is set when a record failed; nothing from it on was applied.
+	Failure *Failure
+}
+
+// Options tune one Process call.
+type Options struct {
+	// Known returns the record hash the store holds at a seq (the record
+	// window), used to detect forks among already-applied records and to
+	// check anchors. nil knows nothing beyond the room state.
+	Known func(seq int64) (hash string, ok bool)
+}
+
+// Prepared is a batch of records whose state-independent checks — record
+// hash, envelope hash and strict signature — ran (in parallel), with each
+// record's canonical JSON. Preparing the next history page while the
+// current one is applied overlaps the two.
+type Prepared struct {
+	recs []*adp.Record
+	errs []error
+	raw  [][]byte
+}
+
+// Records returns the prepared records.
+func (pr *Prepared) Records() []*adp.Record { return pr.recs }
+
+// Prepare runs the state-independent checks of records in parallel.
+func (p *Processor) Prepare(recs []*adp.Record) *Prepared {
+	errs, raw := p.precheck(recs, 0)
+	return &Prepared{recs: recs, errs: errs, raw: raw}
+}
+
+// Process verifies records (ascending by seq, typically one history page or
+// one live item) against st and applies those that pass, stopping at the
+// first failure. Records at or below the verified position are skipped
+// when they match what was verified before, and are a failure (forked
+// history) when they do not. The first record of a room without state must
+// be its genesis record (seq 1).
+func (p *Processor) Process(st *State, recs []*adp.Record, opt Options) *Result {
+	var last int64
+	if st != nil && st.Room != nil {
+		last = st.Room.Last.Seq
+	}
+	errs, raw := p.precheck(recs, last)
+	return p.ProcessPrepared(st, &Prepared{recs: recs, errs: errs, raw: raw}, opt)
+}
+
+// ProcessPrepared is Process on a prepared batch.
+func (p *Processor) ProcessPrepared(st *State, prep *Prepared, opt Options) *Result {
+	if st == nil {
+		st = &State{}
+	}
+	res := &Result{State: st}
+	recs, pre, raw := prep.recs, prep.errs, prep.raw
+	work := &State{ActiveTurn: st.ActiveTurn}
+	cloned := false
+	batch := map[int64]string{}
+	known := func(seq int64) (string, bool) {
+		if h, ok := batch[seq]; ok {
+			return h, true
+		}
+		if r := res.State.Room; r != nil && seq == r.Last.Seq {
+			return r.Last.Hash, true
+		}
+		if opt.Known != nil {
+			return opt.Known(seq)
+		}
+		return "", false
+	}
+	fail := func(rec *adp.Record, err error) *Result {
+		res.Failure = failure(rec.Seq, err)
+		return res
+	}
+	for i, rec := range recs {
+		if rec == nil {
+			res.Failure = &Failure{Code: adp.CodeInvalidRecord, Message: "nil record"}
+			return res
+		}
+		cur := st.Room
+		if cloned {
+			cur = work.Room
+		}
+		if cur != nil && rec.Seq <= cur.Last.Seq {
+			if h, ok := known(rec.Seq); ok && h != rec.Hash {
+				return fail(rec, &adp.Error{Code: CodeForked, Message: fmt.Sprintf("record at seq %d differs from the verified record (forked history)", rec.Seq)})
+			}
+			res.Skipped++
+			continue
+		}
+		if cur == nil {
+			room, err := adp.VerifyGenesis(p.Rules, rec)
+			if err != nil {
+				return fail(rec, err)
+			}
+			item := NewTimelineItem(rec, room.Types)
+			work.Room, cloned = room, true
+			res.State = work
+			res.Applied = append(res.Applied, Applied{Record: rec, Class: adp.ClassGenesis, Item: item, Head: room.Head, RecordJSON: raw[i]})
+			batch[rec.Seq] = rec.Hash
+			continue
+		}
+		if !cloned {
+			work.Room, cloned = cur.Clone(), true
+			res.State = work
+		}
+		room := work.Room
+		if err := pre[i]; err != nil {
+			return fail(rec, err)
+		}
+		// The record's shape and hash were validated in the parallel pass;
+		// here only its position: the authoritative adp.CheckLink runs again
+		// inside Apply, before the room changes.
+		if err := linkError(room, rec); err != nil {
+			return fail(rec, err)
+		}
+		class, err := adp.ClassOf(rec.Type(), room.Types)
+		if err != nil {
+			return fail(rec, err)
+		}
+		if rec.Envelope != nil {
+			err := room.Check(p.Rules, rec.Envelope, adp.CheckOptions{
+				Now: rec.AcceptedAt, Records: adp.RecordHashFunc(known), TrustUnknownAnchors: true,
+			})
+			if err != nil {
+				return fail(rec, prefix(err))
+			}
+		}
+		wasMember := room.IsActiveMember(p.Self)
+		item := NewTimelineItem(rec, room.Types)
+		if err := room.Apply(p.Rules, rec); err != nil {
+			return fail(rec, err)
+		}
+		if t := turnFrom(room, rec); t != nil {
+			work.ActiveTurn = t
+		}
+		a := Applied{Record: rec, Class: class, Item: item, Head: room.Head, RecordJSON: raw[i]}
+		a.Inbox = p.inboxFor(wasMember, room, rec, &item)
+		res.Applied = append(res.Applied, a)
+		batch[rec.Seq] = rec.Hash
+	}
+	return res
+}
+
+// precheck verifies, in parallel, the record hash and (for non-redacted
+// records) the envelope hash and strict signature of every record after
+// last, and encodes each such record's canonical JSON. The genesis record
+// is verified by VerifyGenesis; only its JSON is made here.
+func (p *Processor) precheck(recs []*adp.Record, last int64) ([]error, [][]byte) {
+	errs := make([]error, len(recs))
+	raw := make([][]byte, len(recs))
+	var idx []int
+	for i, rec := range recs {
+		if rec != nil && rec.Seq > last {
+			idx = append(idx, i)
+		}
+	}
+	workers := p.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(idx))
+	check := func(i int) {
+		rec := recs[i]
+		if rec.Seq > 1 {
+			if err := rec.Validate(); err != nil {
+				errs[i] = err
+				return
+			}
+			if rec.Envelope != nil {
+				if err := rec.Envelope.Verify(); err != nil {
+					errs[i] = prefix(err)
+					return
+				}
+			}
+		}
+		raw[i], _ = json.Marshal(rec)
+	}
+	if workers <= 1 {
+		for _, i := range idx {
+			check(i)
+		}
+		return errs, raw
+	}
+	var wg sync.WaitGroup
+	next := make(chan int, len(idx))
+	for _, i := range idx {
+		next <- i
+	}
+	close(next)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				check(i)
+			}
+		}()
+	}
+	wg.Wait()
+	return errs, raw
+}
+
+// linkError checks that rec directly follows the room's latest record: its
+// room, seq and pre_hash (chain_broken otherwise).
+func linkError(r *adp.Room, rec *adp.Record) error {
+	switch {
+	case rec.RoomID != r.ID:
+		return &adp.Error{Code: adp.CodeChainBroken, Pointer: "/room_id", Message: fmt.Sprintf("record belongs to room %q, not %q", Truncate(rec.RoomID, 64), r.ID)}
+	case rec.Seq != r.Last.Seq+1:
+		return &adp.Error{Code: adp.CodeChainBroken, Pointer: "/seq", Message: fmt.Sprintf("record seq %d does not follow seq %d", rec.Seq, r.Last.Seq)}
+	case rec.PreHash != r.Last.Hash:
+		return &adp.Error{Code: adp.CodeChainBroken, Pointer: "/pre_hash", Message: fmt.Sprintf("pre_hash does not equal the hash of the record at seq %d", r.Last.Seq)}
+	}
+	return nil
+}
+
+// prefix points envelope errors into the record ("/envelope/…").
+func prefix(err error) error {
+	e := adp.AsError(err)
+	if e == nil {
+		return err
+	}
+	c := *e
+	if c.Pointer == "" || c.Pointer[0] != '/' || len(c.Pointer) < 9 || c.Pointer[:9] != "/envelope" {
+		c.Pointer = "/envelope" + c.Pointer
+	}
+	return &c
+}
+
+// failure describes a verification error.
+func failure(seq int64, err error) *Failure {
+	code := adp.ErrorCode(err)
+	if code == "" {
+		code = identity.ErrorCode(err)
+	}
+	if code == "" {
+		code = adp.CodeInvalidRecord
+	}
+	var e *adp.Error
+	msg := err.Error()
+	if errors.As(err, &e) && e.Pointer != "" {
+		msg = e.Message + " (at " + e.Pointer + ")"
+	}
+	return &Failure{Seq: seq, Code: code, Message: msg, Err: err}
+}

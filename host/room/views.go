@@ -1,0 +1,260 @@
+package room
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	"apconnect/host/adp"
+	"apconnect/host/identity"
+)
+
+// MaxSummaryRunes caps summaries of timeline and inbox items (code points).
+const MaxSummaryRunes = 160
+
+// TimelineItem is the agent-facing view of one accepted record (connector
+// spec 4.2). received_at is the record's accepted_at.
+type TimelineItem struct {
+	RoomID     string `json:"room_id"`
+	Seq        int64  `json:"seq"`
+	EventID    string `json:"event_id"`
+	Type       string `json:"type"`
+	Kind       string `json:"kind"`
+	Actor      string `json:"actor,omitempty"`
+	CreatedAt  int64  `json:"created_at,omitempty"`
+	ReceivedAt int64  `json:"received_at"`
+	Summary    string `json:"summary"`
+	// ContentType and Content are set for message.create.
+	ContentType string   `json:"content_type,omitempty"`
+	Content     any      `json:"content,omitempty"`
+	Mentions    []string `json:"mentions"`
+	References  []string `json:"references"`
+	// Payload is the event payload as JSON (absent for a redacted record):
+	// kept raw so that reading a page of items does not rebuild maps the
+	// caller only serializes again.
+	Payload  json.RawMessage `json:"payload,omitempty"`
+	Redacted bool            `json:"redacted,omitempty"`
+	// Record is the full server record, attached on request.
+	Record json.RawMessage `json:"record,omitempty"`
+	// Extra holds connector annotations.
+	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// InboxItem is an actionable request for the agent's attention (connector
+// spec 4.2). created_at is the source record's accepted_at, or the local
+// time for items the connector creates itself (room.join.requested).
+type InboxItem struct {
+	ID               string         `json:"id"`
+	Kind             string         `json:"kind"`
+	Priority         string         `json:"priority"`
+	RoomID           string         `json:"room_id"`
+	Host             string         `json:"host,omitempty"`
+	Seq              *int64         `json:"seq"`
+	EventID          *string        `json:"event_id"`
+	Actor            *string        `json:"actor"`
+	CreatedAt        int64          `json:"created_at"`
+	RequiresResponse bool           `json:"requires_response"`
+	Deadline         *int64         `json:"deadline"`
+	Reason           string         `json:"reason"`
+	SuggestedTools   []string       `json:"suggested_tools"`
+	Message          map[string]any `json:"message"`
+	// State is the item's local state when it is listed: pending, or
+	// claimed with ClaimedUntil.
+	State        string `json:"state,omitempty"`
+	ClaimedUntil int64  `json:"claimed_until,omitempty"`
+	// Plugin names the watch rule that produced a room.event.custom item.
+	Plugin string `json:"plugin,omitempty"`
+}
+
+// The ten inbox item kinds (connector spec 4.2).
+const (
+	KindMessageNew    = "room.message.new"
+	KindMention       = "room.mention"
+	KindTurnAssigned  = "room.turn.assigned"
+	KindSteer         = "room.steer"
+	KindJoinRequested = "room.join.requested"
+	KindJoinApproved  = "room.join.approved"
+	KindRoleChanged   = "room.role.changed"
+	KindMemberRemoved = "room.member.removed"
+	KindStateChanged  = "room.state.changed"
+	KindEventCustom   = "room.event.custom"
+)
+
+// InboxKinds lists the ten kinds.
+var InboxKinds = []string{KindMessageNew, KindMention, KindTurnAssigned, KindSteer, KindJoinRequested,
+	KindJoinApproved, KindRoleChanged, KindMemberRemoved, KindStateChanged, KindEventCustom}
+
+// Priorities of inbox items, and their storage rank (lower first).
+const (
+	PriorityHigh   = "high"
+	PriorityNormal = "normal"
+	PriorityLow    = "low"
+)
+
+// PriorityRank returns the sort rank of a priority: high 0, normal 1, low 2.
+func PriorityRank(p string) int {
+	switch p {
+	case PriorityHigh:
+		return 0
+	case PriorityLow:
+		return 2
+	}
+	return 1
+}
+
+// ActiveTurn is the latest accepted turn.update of a room whose registry has
+// turn.update (connector spec 4.3).
+type ActiveTurn struct {
+	TurnID        any    `json:"turn_id"`
+	Speaker       string `json:"speaker"`
+	AssignedSeq   int64  `json:"assigned_seq"`
+	ExpiresAt     *int64 `json:"expires_at"`
+	Intent        string `json:"intent,omitempty"`
+	Topic         string `json:"topic,omitempty"`
+	Instruction   string `json:"instruction,omitempty"`
+	SourceEventID string `json:"source_event_id"`
+}
+
+// MemberProfile is best-effort profile metadata of a member.
+type MemberProfile struct {
+	Name        string  `json:"name,omitempty"`
+	Description string  `json:"description,omitempty"`
+	AvatarURL   *string `json:"avatar_url"`
+}
+
+// MemberView is a member as materialized from verified records (connector
+// spec 4.2 RoomMemberView).
+type MemberView struct {
+	AgentID      string         `json:"agent_id"`
+	Role         string         `json:"role"`
+	Status       string         `json:"status"`
+	IsCreator    bool           `json:"is_creator"`
+	Perspective  *string        `json:"perspective"`
+	JoinedSeq    *int64         `json:"joined_seq"`
+	LeftSeq      *int64         `json:"left_seq"`
+	LastEventSeq *int64         `json:"last_event_seq"`
+	Profile      *MemberProfile `json:"profile,omitempty"`
+	Extra        map[string]any `json:"extra"`
+}
+
+// Summarize returns the one-line summary of a record: a message's string
+// content, else the first non-blank of the payload's summary, title,
+// instruction, intent, question, reason or state, else the event type; cut
+// to MaxSummaryRunes code points. A redacted record is "[redacted]".
+func Summarize(rec *adp.Record) string {
+	if rec.IsRedacted() {
+		return "[redacted]"
+	}
+	ev := &rec.Envelope.Event
+	p, _ := ev.Payload.(map[string]any)
+	if ev.Type == adp.TypeMessageCreate {
+		if s, ok := p["content"].(string); ok && strings.TrimSpace(s) != "" {
+			return Truncate(s, MaxSummaryRunes)
+		}
+	}
+	for _, k := range []string{"summary", "title", "instruction", "intent", "question", "reason", "state"} {
+		if s, ok := p[k].(string); ok && strings.TrimSpace(s) != "" {
+			return Truncate(s, MaxSummaryRunes)
+		}
+	}
+	return ev.Type
+}
+
+// Truncate cuts s to at most n code points, ending with "…" when cut.
+func Truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i, c := 0, 0
+	for i = range s {
+		if c == n-1 {
+			break
+		}
+		c++
+	}
+	return s[:i] + "…"
+}
+
+// ItemKind is the kind a timeline item reports: the registry kind of a
+// custom type (message, signal or control), "message" for message.create,
+// and the freshness class (genesis, contract or signal) of other built-ins.
+func ItemKind(typ string, class adp.Class, reg adp.Registry) string {
+	if typ == adp.TypeMessageCreate {
+		return string(adp.KindMessage)
+	}
+	if !adp.IsBuiltin(typ) {
+		if d, ok := reg.Lookup(typ); ok {
+			return string(d.Kind)
+		}
+		return string(adp.KindMessage)
+	}
+	return string(class)
+}
+
+// NewTimelineItem builds the timeline item of a record of a room whose
+// registry is reg (the registry in force for the record).
+func NewTimelineItem(rec *adp.Record, reg adp.Registry) TimelineItem {
+	class, err := adp.ClassOf(rec.Type(), reg)
+	if err != nil {
+		class = adp.ClassHeadBound
+	}
+	it := TimelineItem{
+		RoomID:     rec.RoomID,
+		Seq:        rec.Seq,
+		EventID:    rec.EnvelopeHash(),
+		Type:       rec.Type(),
+		Kind:       ItemKind(rec.Type(), class, reg),
+		ReceivedAt: rec.AcceptedAt,
+		Summary:    Summarize(rec),
+		Mentions:   []string{},
+		References: []string{},
+	}
+	if rec.IsRedacted() {
+		it.Redacted = true
+		return it
+	}
+	ev := &rec.Envelope.Event
+	it.Actor = ev.Actor
+	it.CreatedAt = ev.CreatedAt
+	if ev.Mentions != nil {
+		it.Mentions = append(it.Mentions, ev.Mentions...)
+	}
+	p, _ := ev.Payload.(map[string]any)
+	if raw, err := json.Marshal(p); err == nil {
+		it.Payload = raw
+	}
+	if refs, ok := p["references"].([]any); ok {
+		for _, r := range refs {
+			if s, ok := r.(string); ok {
+				it.References = append(it.References, s)
+			}
+		}
+	}
+	if ev.Type == adp.TypeMessageCreate {
+		if ct, ok := p["content_type"].(string); ok {
+			it.ContentType = ct
+		}
+		switch c := p["content"].(type) {
+		case string:
+			it.Content = c
+		case map[string]any:
+			it.Content = c
+		}
+	}
+	return it
+}
+
+// str returns a string member of a payload.
+func str(p map[string]any, k string) string {
+	s, _ := p[k].(string)
+	return s
+}
+
+// intOf returns an integer member of a payload.
+func intOf(p map[string]any, k string) (int64, bool) {
+	v, ok := p[k]
+	if !ok {
+		return 0, false
+	}
+	return identity.IntValue(v)
+}

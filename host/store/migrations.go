@@ -1,0 +1,273 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Migration is one forward-only schema step. Versions start at 1, increase
+// by exactly 1, and are never edited once released: a change is a new step.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// Migrations is the ordered schema history of an agent database.
+var Migrations = []Migration{
+	{Version: 1, Name: "connector state", SQL: schemaV1},
+}
+
+// schemaV1 is the connector state. Timestamps are INTEGER Unix ms.
+const schemaV1 = `
+-- Key/value facts about the database: agent_id, counters.
+CREATE TABLE meta (
+	key   TEXT PRIMARY KEY,
+	value ANY
+) STRICT;
+
+-- The Agent Identity nonce sequence of this Agent ID, shared by every
+-- service: the last nonce handed out. Allocation reads and bumps it in one
+-- IMMEDIATE transaction, so no two writers (threads or processes) get the
+-- same nonce.
+CREATE TABLE nonce (
+	id   INTEGER PRIMARY KEY CHECK (id = 1),
+	last INTEGER NOT NULL
+) STRICT;
+INSERT INTO nonce (id, last) VALUES (1, 0);
+
+-- Discovery cache of configured hosts (for hosts_list).
+CREATE TABLE hosts (
+	host       TEXT PRIMARY KEY,
+	discovery  BLOB,
+	checked_at INTEGER NOT NULL
+) STRICT;
+
+-- One row per (host, room_id) known locally.
+CREATE TABLE rooms (
+	id            INTEGER PRIMARY KEY,
+	host          TEXT    NOT NULL,
+	room_id       TEXT    NOT NULL,
+	snapshot      BLOB,                       -- adp.Room JSON; NULL until the genesis record is verified
+	head_seq      INTEGER NOT NULL DEFAULT 0, -- verified room head
+	head_hash     TEXT    NOT NULL DEFAULT '',
+	synced_seq    INTEGER NOT NULL DEFAULT 0, -- latest verified record: the link the next record must follow
+	synced_hash   TEXT    NOT NULL DEFAULT '',
+	remote_seq    INTEGER NOT NULL DEFAULT 0, -- latest seq the host advertised
+	oldest_seq    INTEGER NOT NULL DEFAULT 0, -- oldest record kept in the window
+	subscribed    INTEGER NOT NULL DEFAULT 0,
+	read_seq      INTEGER NOT NULL DEFAULT 0, -- read cursor of the Agent ID
+	pending_inbox INTEGER NOT NULL DEFAULT 0, -- inbox items of this room in state pending
+	fail_seq      INTEGER NOT NULL DEFAULT 0, -- seq of the record that failed verification; 0 when clean
+	fail_code     TEXT    NOT NULL DEFAULT '',
+	fail_message  TEXT    NOT NULL DEFAULT '',
+	failed_at     INTEGER NOT NULL DEFAULT 0,
+	active_turn   BLOB,                       -- ActiveTurn JSON, NULL when none
+	resource      BLOB,                       -- latest room resource read from the host
+	closed        TEXT    NOT NULL DEFAULT '', -- ended or cancelled by a record
+	start_time    INTEGER NOT NULL DEFAULT 0,
+	end_time      INTEGER NOT NULL DEFAULT 0,
+	self_role     TEXT    NOT NULL DEFAULT '',
+	self_state    TEXT    NOT NULL DEFAULT '', -- '', active, left, removed, banned
+	is_creator    INTEGER NOT NULL DEFAULT 0,
+	statuses_at   INTEGER NOT NULL DEFAULT 0, -- when the status list was last read whole
+	opened_at     INTEGER NOT NULL,
+	updated_at    INTEGER NOT NULL,
+	UNIQUE (host, room_id)
+) STRICT;
+CREATE INDEX rooms_room_id ON rooms (room_id);
+CREATE INDEX rooms_live ON rooms (self_state, subscribed);
+
+-- The verified record window of each room, with its timeline item.
+CREATE TABLE events (
+	id       INTEGER PRIMARY KEY,
+	room     INTEGER NOT NULL REFERENCES rooms (id) ON DELETE CASCADE,
+	seq      INTEGER NOT NULL,
+	hash     TEXT    NOT NULL, -- record hash
+	event_id TEXT    NOT NULL, -- envelope hash
+	type     TEXT    NOT NULL,
+	actor    TEXT    NOT NULL, -- '' for a redacted record
+	head_seq  INTEGER NOT NULL, -- the room head after this record
+	head_hash TEXT    NOT NULL,
+	record   BLOB    NOT NULL, -- the server record, canonical JSON
+	item     BLOB    NOT NULL, -- the timeline item JSON (without record)
+	UNIQUE (room, seq)
+) STRICT;
+CREATE INDEX events_actor ON events (room, actor, seq);
+CREATE INDEX events_event_id ON events (room, event_id);
+
+-- Inbox items. id is derived from (host, room_id, kind, seq, event_id), so
+-- inserting an item twice is a no-op and an acknowledged item never comes
+-- back. state: pending, claimed, deferred, handled, dismissed.
+CREATE TABLE inbox (
+	rid        INTEGER PRIMARY KEY,          -- insertion order
+	id         TEXT    NOT NULL UNIQUE,
+	room       INTEGER NOT NULL REFERENCES rooms (id) ON DELETE CASCADE,
+	kind       TEXT    NOT NULL,
+	seq        INTEGER NOT NULL DEFAULT 0,
+	event_id   TEXT    NOT NULL DEFAULT '',
+	prio       INTEGER NOT NULL,             -- 0 high, 1 normal, 2 low
+	state      TEXT    NOT NULL,
+	until      INTEGER NOT NULL DEFAULT 0,   -- claim lease or deferral end
+	session    TEXT    NOT NULL DEFAULT '',  -- claiming MCP session
+	created_at INTEGER NOT NULL,
+	item       BLOB    NOT NULL
+) STRICT;
+CREATE INDEX inbox_ready ON inbox (state, prio, rid);
+CREATE INDEX inbox_room ON inbox (room, state, prio, rid);
+CREATE INDEX inbox_kind ON inbox (state, kind, prio, rid);
+CREATE INDEX inbox_until ON inbox (state, until);
+CREATE INDEX inbox_seq ON inbox (room, seq);
+
+-- MCP sessions and the head most recently presented to each per room.
+CREATE TABLE sessions (
+	id           TEXT PRIMARY KEY,
+	created_at   INTEGER NOT NULL,
+	last_used_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX sessions_used ON sessions (last_used_at);
+CREATE TABLE presented (
+	session TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+	room    INTEGER NOT NULL REFERENCES rooms (id) ON DELETE CASCADE,
+	seq     INTEGER NOT NULL,
+	hash    TEXT    NOT NULL,
+	PRIMARY KEY (session, room)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX presented_room ON presented (room);
+
+-- Held drafts: unsigned write inputs waiting for the agent's decision.
+CREATE TABLE drafts (
+	rid        INTEGER PRIMARY KEY,
+	id         TEXT    NOT NULL UNIQUE,
+	room       INTEGER NOT NULL REFERENCES rooms (id) ON DELETE CASCADE,
+	kind       TEXT    NOT NULL, -- message or event
+	created_at INTEGER NOT NULL,
+	base_seq   INTEGER NOT NULL,
+	base_hash  TEXT    NOT NULL,
+	reason     TEXT    NOT NULL,
+	input      BLOB    NOT NULL
+) STRICT;
+CREATE INDEX drafts_room ON drafts (room, rid);
+
+-- Join requests: the agent's own (own = 1) and those it reviews.
+CREATE TABLE join_requests (
+	room       INTEGER NOT NULL REFERENCES rooms (id) ON DELETE CASCADE,
+	id         TEXT    NOT NULL,
+	own        INTEGER NOT NULL,
+	applicant  TEXT    NOT NULL,
+	role       TEXT    NOT NULL,
+	status     TEXT    NOT NULL,
+	expires_at INTEGER NOT NULL DEFAULT 0,
+	consumed   INTEGER NOT NULL DEFAULT 0, -- own approved request already turned into membership
+	resource   BLOB    NOT NULL,
+	created_at INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL,
+	PRIMARY KEY (room, id)
+) STRICT;
+CREATE INDEX join_requests_own ON join_requests (room, own, created_at);
+
+-- Transient agent statuses (cache of the host's).
+CREATE TABLE statuses (
+	room       INTEGER NOT NULL REFERENCES rooms (id) ON DELETE CASCADE,
+	agent_id   TEXT    NOT NULL,
+	expires_at INTEGER NOT NULL,
+	status     BLOB    NOT NULL,
+	PRIMARY KEY (room, agent_id)
+) STRICT, WITHOUT ROWID;
+
+-- Verified profiles, pinned to the greatest nonce seen per Agent ID.
+CREATE TABLE profiles (
+	agent_id   TEXT PRIMARY KEY,
+	service    TEXT    NOT NULL,
+	nonce      INTEGER NOT NULL,
+	event_id   TEXT    NOT NULL,
+	document   BLOB    NOT NULL,
+	envelope   BLOB    NOT NULL,
+	fetched_at INTEGER NOT NULL
+) STRICT;
+
+-- Signed envelopes on their way to a service. An entry is written, with its
+-- nonce, before the envelope is sent; it is closed when the outcome is
+-- known. state: pending, done, failed.
+CREATE TABLE outbox (
+	id          INTEGER PRIMARY KEY,
+	kind        TEXT    NOT NULL, -- room_create, room_event, join_request, profile_update
+	service     TEXT    NOT NULL, -- host or profile service origin
+	room_id     TEXT    NOT NULL DEFAULT '',
+	event_id    TEXT    NOT NULL UNIQUE,
+	nonce       INTEGER NOT NULL,
+	base_seq    INTEGER NOT NULL DEFAULT 0,
+	envelope    BLOB    NOT NULL,
+	state       TEXT    NOT NULL,
+	attempts    INTEGER NOT NULL DEFAULT 0,
+	lease_until INTEGER NOT NULL DEFAULT 0,
+	created_at  INTEGER NOT NULL,
+	updated_at  INTEGER NOT NULL,
+	error       TEXT    NOT NULL DEFAULT '',
+	result      BLOB
+) STRICT;
+CREATE INDEX outbox_state ON outbox (state, id);
+`
+
+// migrate applies pending migrations in one transaction each and checks the
+// database belongs to this Agent ID.
+func (s *Store) migrate(ctx context.Context) error {
+	return s.Write(ctx, func(tx *Tx) error {
+		if _, err := tx.tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version    INTEGER PRIMARY KEY,
+			name       TEXT    NOT NULL,
+			applied_at INTEGER NOT NULL
+		) STRICT`); err != nil {
+			return err
+		}
+		var current int
+		if err := tx.tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+			return err
+		}
+		if current > len(Migrations) {
+			return fmt.Errorf("database schema version %d is newer than this apconnect (%d)", current, len(Migrations))
+		}
+		for _, m := range Migrations[current:] {
+			if _, err := tx.tx.ExecContext(ctx, m.SQL); err != nil {
+				return fmt.Errorf("migration %d (%s): %w", m.Version, m.Name, err)
+			}
+			if _, err := tx.tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+				m.Version, m.Name, time.Now().UnixMilli()); err != nil {
+				return err
+			}
+		}
+		var owner string
+		err := tx.tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'agent_id'`).Scan(&owner)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			_, err = tx.tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('agent_id', ?)`, s.agentID)
+			return err
+		case err != nil:
+			return err
+		case owner != s.agentID:
+			return fmt.Errorf("database belongs to %s, not %s", owner, s.agentID)
+		}
+		return nil
+	})
+}
+
+// counter reads an integer counter from meta (0 when absent).
+func (q Q) counter(ctx context.Context, key string) (int64, error) {
+	var v sql.NullInt64
+	err := q.queryRow(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return v.Int64, err
+}
+
+// addCounter adds delta to a meta counter and returns the new value.
+func (t *Tx) addCounter(ctx context.Context, key string, delta int64) (int64, error) {
+	var v int64
+	err := t.queryRow(ctx, `INSERT INTO meta (key, value) VALUES (?1, ?2)
+		ON CONFLICT (key) DO UPDATE SET value = value + ?2 RETURNING value`, key, delta).Scan(&v)
+	return v, err
+}
