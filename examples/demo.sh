@@ -2,10 +2,12 @@
 # make demo: apconnect on the embedded default — the local hub — in a fresh
 # development home that is removed afterwards.
 #
-# It starts a local hub on a free loopback port, creates an agent identity
-# that trusts the hub's CA, checks everything with doctor, and stops the hub.
-# It grows with the project (next: a two-agent discussion over real MCP
-# processes).
+# It starts a local hub on a free loopback port, creates two agent
+# identities (alice and bob, in one home) that trust the hub's CA, checks
+# everything with doctor, then runs a two-agent discussion through two real
+# `apconnect mcp` processes driven by MCP clients over stdio
+# (examples/demo/main.go), prints its transcript and the archive
+# verification, and stops the hub.
 set -euo pipefail
 bin=${1:-bin/apconnect}
 work=$(mktemp -d "${TMPDIR:-/tmp}/apconnect-demo.XXXXXX")
@@ -34,14 +36,19 @@ cat "$work/hub.out"
 origin=$(sed -n 's/^apconnect hub serving //p' "$work/hub.out")
 [ -n "$origin" ] || { echo "the hub did not start"; cat "$work/hub.log"; exit 1; }
 
-step "apconnect init: a fresh development home whose agent trusts the hub"
-"$bin" init --home "$home" --name demo --unencrypted-key --host "$origin" --ca "$work/hub/ca.pem"
+step "apconnect init: one development home with two identities that trust the hub"
+"$bin" init --home "$home" --name alice --unencrypted-key --host "$origin" --ca "$work/hub/ca.pem"
+"$bin" init --home "$home" --name bob --unencrypted-key --host "$origin" --ca "$work/hub/ca.pem"
 
-step "apconnect id: the agent's public identity"
-"$bin" id --home "$home"
+step "apconnect id: the agents' public identities"
+"$bin" id --home "$home" --agent alice
+"$bin" id --home "$home" --agent bob
 
-step "apconnect doctor: config, key and the hub"
+step "apconnect doctor: config, keys and the hub"
 "$bin" doctor --home "$home"
+
+step "a two-agent discussion through two apconnect mcp processes over stdio"
+go run ./examples/demo -bin "$bin" -home "$home" -host "$origin" -ca "$work/hub/ca.pem" -logs "$work"
 
 step "stopping the hub"
 kill -TERM "$hub_pid"; wait "$hub_pid" || true; hub_pid=""

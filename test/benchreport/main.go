@@ -79,29 +79,29 @@ var ratios = []ratio{
 		name: "mcp/stdio-local-read-p50-vs-verify",
 		description: "median round trip of a local read tool (room_state) from an MCP client to an `apconnect mcp` process over stdio, in strict Ed25519 verifications; " +
 			"the issue's target of p50 <= 2 ms on a machine whose core verifies ~20,000 signatures/s (50 us each) is a ratio of 40",
-		num:    key{"e2e/StdioLocalRead", "p50-ns"},
-		den:    key{"identity/VerifyStrict", "ns/op"},
+		num:    key{"e2e/StdioLocalRead", "p50-ms"},
+		den:    key{"identity/VerifyStrict", "ms/op"},
 		target: &Target{Op: "<=", Value: 40},
 	},
 	{
 		name: "mcp/start-to-initialize-vs-verify",
 		description: "median time from starting `apconnect mcp` to its answer to initialize, in strict Ed25519 verifications; " +
 			"the issue's target of <= 200 ms on a machine whose core verifies ~20,000 signatures/s is a ratio of 4,000",
-		num:    key{"e2e/StartToInitialize", "p50-ns"},
-		den:    key{"identity/VerifyStrict", "ns/op"},
+		num:    key{"e2e/StartToInitialize", "p50-ms"},
+		den:    key{"identity/VerifyStrict", "ms/op"},
 		target: &Target{Op: "<=", Value: 4000},
 	},
 	{
 		name:        "mcp/stdio-over-in-memory-local-read",
 		description: "median local read round trip over stdio to a separate process, over the same call to the same server code in-process (in-memory transports): the cost of the process boundary",
-		num:         key{"e2e/StdioLocalRead", "p50-ns"},
-		den:         key{"e2e/InMemoryLocalRead", "p50-ns"},
+		num:         key{"e2e/StdioLocalRead", "p50-ms"},
+		den:         key{"e2e/InMemoryLocalRead", "p50-ms"},
 	},
 	{
 		name:        "mcp/initialize-over-process-start",
 		description: "median start-to-initialize of `apconnect mcp` over the median run of `apconnect version` (the same binary's bare start and exit)",
-		num:         key{"e2e/StartToInitialize", "p50-ns"},
-		den:         key{"e2e/ProcessStart", "p50-ns"},
+		num:         key{"e2e/StartToInitialize", "p50-ms"},
+		den:         key{"e2e/ProcessStart", "p50-ms"},
 	},
 	{
 		name:        "connector/catch-up-sync-vs-verify",
@@ -142,6 +142,8 @@ var bounds = []bound{
 	{key{"connector/LocalReads/inbox_next/rooms=1000", "p99-ms"}, Target{"<=", 5}},
 	{key{"connector/SendMessage", "p50-ms"}, Target{"<=", 10}},
 	{key{"connector/MemoryAfterSync", "rss-MB"}, Target{"<=", 200}},
+	{key{"e2e/StdioLocalRead", "p50-ms"}, Target{"<=", 2}},
+	{key{"e2e/StartToInitialize", "p50-ms"}, Target{"<=", 200}},
 }
 
 func (t Target) met(v float64) bool {
@@ -233,6 +235,11 @@ func derive(ms []Metric) []Metric {
 		if k.unit == "ops/s" {
 			if ns := find(key{k.name, "ns/op"}); ns != nil && ns.Value > 0 {
 				return &Metric{Name: k.name, Value: 1e9 / ns.Value, Unit: "ops/s"}
+			}
+		}
+		if k.unit == "ms/op" {
+			if ns := find(key{k.name, "ns/op"}); ns != nil {
+				return &Metric{Name: k.name, Value: ns.Value / 1e6, Unit: "ms/op"}
 			}
 		}
 		return nil

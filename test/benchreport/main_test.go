@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -43,5 +44,47 @@ func TestParseAndDerive(t *testing.T) {
 func TestDeriveSkipsMissingInputs(t *testing.T) {
 	if d := derive([]Metric{{Name: "identity/VerifyStrict", Value: 1, Unit: "ns/op"}}); len(d) != 0 {
 		t.Fatalf("derived %+v from missing inputs", d)
+	}
+}
+
+func TestMCPRatios(t *testing.T) {
+	const mcpSample = `pkg: apconnect/host/identity
+BenchmarkVerifyStrict-2    	   1000	     50000 ns/op
+pkg: apconnect/test/e2e
+BenchmarkStdioLocalRead-2      	    1256	    966315 ns/op	    0.6 p50-ms	   2.245721 p90-ms
+BenchmarkInMemoryLocalRead-2   	    1725	    604562 ns/op	    0.5 p50-ms	   1.016232 p90-ms
+BenchmarkStartToInitialize-2   	      16	  70632856 ns/op	  60 p50-ms	  80.870475 p90-ms
+BenchmarkProcessStart-2        	      24	  52140958 ns/op	  50 p50-ms	  56.960536 p90-ms
+`
+	ms, err := parse(strings.NewReader(mcpSample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	applyBounds(ms)
+	for _, m := range ms {
+		if (m.Name == "e2e/StdioLocalRead" || m.Name == "e2e/StartToInitialize") && m.Unit == "p50-ms" && (m.Meets == nil || !*m.Meets) {
+			t.Errorf("bound of %s: %+v", m.Name, m)
+		}
+	}
+	got := map[string]Metric{}
+	for _, m := range derive(ms) {
+		got[m.Name] = m
+	}
+	for name, want := range map[string]float64{
+		"mcp/stdio-local-read-p50-vs-verify":  12,
+		"mcp/start-to-initialize-vs-verify":   1200,
+		"mcp/stdio-over-in-memory-local-read": 1.2,
+		"mcp/initialize-over-process-start":   1.2,
+	} {
+		m, ok := got[name]
+		if !ok || math.Abs(m.Value-want) > 1e-9*want {
+			t.Errorf("%s = %+v, want %v", name, m, want)
+		}
+	}
+	if m := got["mcp/stdio-local-read-p50-vs-verify"]; m.Meets == nil || !*m.Meets {
+		t.Errorf("stdio ratio target: %+v", m)
+	}
+	if m := got["mcp/stdio-over-in-memory-local-read"]; m.Target != nil {
+		t.Errorf("the overhead ratio has no target: %+v", m)
 	}
 }

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"apconnect/host/mcpserver"
+)
+
+func init() {
+	register(&command{
+		name:    "serve",
+		summary: "serve the tools over Streamable HTTP on loopback, behind a bearer token",
+		usage:   "serve [--home DIR] [--agent NAME] [--listen 127.0.0.1:PORT] [--log-level LEVEL]",
+		detail: `Serves the same MCP connector as "apconnect mcp" over Streamable HTTP at
+http://ADDR/mcp, for clients that connect to a URL rather than start a
+process. It binds 127.0.0.1 or ::1 only (anything else is refused): --listen,
+else [http] listen in config.toml (default 127.0.0.1:8765).
+
+Binding loopback is not authentication, so every request must present the
+bearer token of the home's token file ([http] token_file, default
+http.token): "Authorization: Bearer <token>". The token is generated (256
+random bits, mode 0600) the first time serve runs, and its path is printed;
+it is compared in constant time. Requests whose Host header is not the
+loopback listener (DNS rebinding) and browser requests from a non-loopback
+Origin are refused with 403.
+
+Each MCP session (Mcp-Session-Id) has its own presented room heads. Sessions
+are stateful, so clients speak MCP 2025-11-25 here (a 2026-07-28 client is
+told so and falls back); use "apconnect mcp" over stdio for 2026-07-28. It
+stops cleanly on SIGINT or SIGTERM.`,
+		example: `apconnect serve --home ~/.config/apconnect --listen 127.0.0.1:8765
+claude mcp add --transport http apconnect http://127.0.0.1:8765/mcp \
+    --header "Authorization: Bearer $(cat ~/.config/apconnect/http.token)"`,
+		setup: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
+			home := homeFlag(fs)
+			agent := agentFlag(fs)
+			listen := fs.String("listen", "", "loopback address to listen on: 127.0.0.1:PORT or [::1]:PORT (default: [http] listen of the config)")
+			level := logLevelFlag(fs)
+			return func(ctx context.Context, e *env, args []string) error {
+				if len(args) > 0 {
+					return usageError{"serve takes no arguments"}
+				}
+				logger, err := newLogger(e.stderr, *level)
+				if err != nil {
+					return err
+				}
+				if *listen != "" {
+					if err := mcpserver.CheckListen(*listen); err != nil {
+						return usageError{err.Error()}
+					}
+				}
+				a, err := openAgent(ctx, *home, *agent, logger, true)
+				if err != nil {
+					return err
+				}
+				defer a.close()
+				addr := *listen
+				if addr == "" {
+					addr = a.cfg.HTTP.Listen
+				}
+				if err := mcpserver.CheckListen(addr); err != nil {
+					return err
+				}
+				tokenFile := a.cfg.TokenFile()
+				token, created, err := mcpserver.LoadToken(tokenFile, true)
+				if err != nil {
+					return err
+				}
+				ln, err := net.Listen("tcp", addr)
+				if err != nil {
+					return err
+				}
+				srv := mcpserver.New(a.conn, mcpserver.Options{Version: versionString(), Logger: logger})
+				h, err := mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{Addr: ln.Addr().String(), Token: token, Logger: logger})
+				if err != nil {
+					ln.Close()
+					return err
+				}
+				a.conn.Start(ctx)
+				hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
+					BaseContext: func(net.Listener) context.Context { return ctx }}
+				fmt.Fprintf(e.stdout, "apconnect serve listening on http://%s%s as %s (%s)\n", ln.Addr(), mcpserver.HTTPPath, a.ident.Name, a.conn.AgentID())
+				note := ""
+				if created {
+					note = " (created now, mode 0600)"
+				}
+				fmt.Fprintf(e.stdout, "bearer token file: %s%s\n", tokenFile, note)
+				logger.Info("serving MCP over loopback HTTP", "addr", ln.Addr().String(), "identity", a.ident.Name)
+				errc := make(chan error, 1)
+				go func() { errc <- hs.Serve(ln) }()
+				select {
+				case err := <-errc:
+					return err
+				case <-ctx.Done():
+				}
+				sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+				defer cancel()
+				if err := hs.Shutdown(sctx); err != nil {
+					hs.Close() // open event streams do not end by themselves
+				}
+				if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+					return err
+				}
+				logger.Info("stopped")
+				return nil
+			}
+		},
+	})
+}

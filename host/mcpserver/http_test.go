@@ -1,0 +1,189 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestCheckListen(t *testing.T) {
+	for _, ok := range []string{"127.0.0.1:8765", "127.0.0.1:0", "[::1]:8765"} {
+		if err := CheckListen(ok); err != nil {
+			t.Errorf("%s refused: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"0.0.0.0:8765", "[::]:8765", ":8765", "localhost:8765", "192.168.1.20:8765", "127.0.0.2:8765",
+		"127.0.0.1", "127.0.0.1:http", "127.0.0.1:99999", "example.com:443", ""} {
+		if err := CheckListen(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestLoadToken(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "http.token")
+	if _, _, err := LoadToken(path, false); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing file without create: %v", err)
+	}
+	tok, created, err := LoadToken(path, true)
+	if err != nil || !created || len(tok) < 43 {
+		t.Fatalf("create: %q %v %v", tok, created, err)
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("token file mode %v (%v)", st.Mode(), err)
+	}
+	again, created, err := LoadToken(path, true)
+	if err != nil || created || again != tok {
+		t.Fatalf("reload: %q %v %v", again, created, err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := LoadToken(path, true); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("group-readable token file: %v", err)
+	}
+	short := filepath.Join(dir, "short")
+	if err := os.WriteFile(short, []byte("abc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := LoadToken(short, false); err == nil {
+		t.Fatal("a short token was accepted")
+	}
+}
+
+// bearer adds a bearer token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// serveHTTP serves an agent's server on a loopback port behind the guards.
+func serveHTTP(t *testing.T, a *tagent, token string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := HTTPHandler(a.srv, HTTPOptions{Addr: ln.Addr().String(), Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go hs.Serve(ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(bg, 5*time.Second)
+		defer cancel()
+		hs.Shutdown(ctx)
+	})
+	return ln.Addr().String()
+}
+
+func TestLoopbackHTTP(t *testing.T) {
+	h := startHub(t)
+	alice := newAgent(t, h, "alice", 0xA1, agentOptions{})
+	roomID := alice.createRoom("public", nil)
+	token := strings.Repeat("t0k3n", 10)
+	addr := serveHTTP(t, alice, token)
+	_, port, _ := net.SplitHostPort(addr)
+	url := "http://" + addr + HTTPPath
+
+	initBody := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"0"}}}`
+	post := func(edit func(r *http.Request)) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initBody))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		edit(req)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		return resp.StatusCode, string(b)
+	}
+	cases := []struct {
+		name string
+		edit func(r *http.Request)
+		want int
+	}{
+		{"no token", func(r *http.Request) { r.Header.Del("Authorization") }, http.StatusUnauthorized},
+		{"wrong token", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+strings.Repeat("x", 50)) }, http.StatusUnauthorized},
+		{"not bearer", func(r *http.Request) { r.Header.Set("Authorization", "Basic "+token) }, http.StatusUnauthorized},
+		{"foreign origin", func(r *http.Request) { r.Header.Set("Origin", "https://evil.example") }, http.StatusForbidden},
+		{"null origin", func(r *http.Request) { r.Header.Set("Origin", "null") }, http.StatusForbidden},
+		{"rebinding host", func(r *http.Request) { r.Host = "evil.example:" + port }, http.StatusForbidden},
+		{"other port host", func(r *http.Request) { r.Host = "127.0.0.1:1" }, http.StatusForbidden},
+		{"other path", func(r *http.Request) { r.URL.Path = "/" }, http.StatusNotFound},
+		{"good", func(*http.Request) {}, http.StatusOK},
+		{"localhost host, loopback origin", func(r *http.Request) {
+			r.Host = "localhost:" + port
+			r.Header.Set("Origin", "http://localhost:3000")
+		}, http.StatusOK},
+	}
+	for _, c := range cases {
+		code, body := post(c.edit)
+		if code != c.want {
+			t.Errorf("%s: status %d, want %d (%s)", c.name, code, c.want, body)
+		}
+		if c.want == http.StatusUnauthorized && strings.Contains(body, token) {
+			t.Errorf("%s: the token leaked", c.name)
+		}
+	}
+
+	// A real MCP client with the token: the default (2026-07-28) client
+	// falls back to 2025-11-25 on this stateful endpoint, and each session
+	// keeps its own presented heads.
+	connect := func() *mcp.ClientSession {
+		hc := &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "0"}, nil).Connect(bg,
+			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	one, two := connect(), connect()
+	if v := one.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Errorf("negotiated %s over HTTP", v)
+	}
+	st := structured(t, pfx+"room_state", callRaw(t, one, pfx+"room_state", obj{"room_id": roomID}))
+	if num(get(st, "sync", "presented_seq")) != 1 {
+		t.Fatalf("session one %v", st)
+	}
+	ml := structured(t, pfx+"room_members_list", callRaw(t, two, pfx+"room_members_list", obj{"room_id": roomID}))
+	if get(ml, "sync", "presented_seq") != nil {
+		t.Fatalf("session two sees session one's presented head: %v", ml)
+	}
+	ml = structured(t, pfx+"room_members_list", callRaw(t, one, pfx+"room_members_list", obj{"room_id": roomID}))
+	if num(get(ml, "sync", "presented_seq")) != 1 {
+		t.Fatalf("session one lost its presented head: %v", ml)
+	}
+
+	// The handler itself refuses what it cannot guard.
+	if _, err := HTTPHandler(alice.srv, HTTPOptions{Addr: "0.0.0.0:8765", Token: token}); err == nil {
+		t.Error("a non-loopback address was accepted")
+	}
+	if _, err := HTTPHandler(alice.srv, HTTPOptions{Addr: addr, Token: "short"}); err == nil {
+		t.Error("a short token was accepted")
+	}
+}
