@@ -25,6 +25,9 @@ const (
 	DefaultMaxStreams = 16
 	// DefaultPollInterval is how often polled rooms are synced.
 	DefaultPollInterval = 30 * time.Second
+	// DefaultJoinPollInterval is how often the agent's own pending join
+	// requests are re-read, so an approval arrives without asking.
+	DefaultJoinPollInterval = 3 * time.Second
 	// DefaultClaimLease is how long an inbox claim holds.
 	DefaultClaimLease = 60 * time.Second
 	// MaxAutoResigns caps the automatic re-signs of on_head_mismatch
@@ -66,6 +69,9 @@ type Options struct {
 	MaxStreams int
 	// PollInterval paces polled rooms (DefaultPollInterval when zero).
 	PollInterval time.Duration
+	// JoinPollInterval paces re-reading the agent's own pending join
+	// requests (DefaultJoinPollInterval when zero).
+	JoinPollInterval time.Duration
 	// ClaimLease is the inbox claim lease (DefaultClaimLease when zero).
 	ClaimLease time.Duration
 	// Workers bounds parallel signature verification (GOMAXPROCS when 0).
@@ -151,6 +157,9 @@ func New(ctx context.Context, opts Options) (*Connector, error) {
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = DefaultPollInterval
+	}
+	if opts.JoinPollInterval <= 0 {
+		opts.JoinPollInterval = DefaultJoinPollInterval
 	}
 	if opts.ClaimLease <= 0 {
 		opts.ClaimLease = DefaultClaimLease

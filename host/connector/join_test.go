@@ -2,6 +2,7 @@ package connector_test
 
 import (
 	"testing"
+	"time"
 
 	"apconnect/host/connector"
 )
@@ -129,3 +130,49 @@ func TestRemovalAndBanInMemberViews(t *testing.T) {
 		t.Fatalf("carol %+v", cs.Room.SelfMember)
 	}
 }
+
+// An approval reaches the applicant by itself: the background sync re-reads
+// pending own join requests, applies the approving review (membership and a
+// room.join.approved item) without a second room_join, and a follower that
+// was waiting for membership (the room was opened with subscribe) starts its
+// live stream at once instead of after the slow poll interval.
+func TestApprovalArrivesWithoutAsking(t *testing.T) {
+	h := startHub(t)
+	alice := newAgent(t, h, 0xA1, "")
+	slowPoll := func(o *connector.Options) { o.PollInterval = time.Minute; o.JoinPollInterval = 100 * time.Millisecond }
+	bob := newAgent(t, h, 0xB0, "", slowPoll)
+	alice.Start(ctx)
+	bob.Start(ctx)
+	// Public, so bob can read it before joining, but nobody joins openly.
+	roomID := createRoom(t, alice, h, "public", func(in *connector.RoomCreateInput) {
+		in.Policy = map[string]any{"open_roles": []any{}}
+	})
+
+	must[*connector.RoomOpenResult](t, "agent_protocols_room_open")(bob.RoomOpen(ctx, bob.sess, connector.RoomOpenInput{Host: h.Origin(), RoomID: roomID, Subscribe: ptr(true)}))
+	r1 := must[*connector.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, connector.RoomJoinInput{RoomID: roomID, Role: "speaker"}))
+	if r1.Status != connector.JoinApprovalRequired {
+		t.Fatalf("join %+v", r1)
+	}
+	reqID, _ := r1.JoinRequest["id"].(string)
+	must[*connector.RecordResult](t, "agent_protocols_join_request_review")(alice.JoinRequestReview(ctx, alice.sess, connector.JoinRequestReviewInput{
+		RoomID: roomID, RequestID: reqID, Decision: "approve", Role: "speaker"}))
+
+	approved := must[*connector.InboxNextResult](t, "agent_protocols_inbox_next")(bob.InboxNext(ctx, bob.sess, connector.InboxNextInput{Kinds: []string{"room.join.approved"}, WaitMS: 10000}))
+	if len(approved.Items) != 1 {
+		t.Fatalf("no room.join.approved without asking: %+v", approved)
+	}
+	st := must[*connector.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, connector.RoomStateInput{RoomID: roomID}))
+	if st.Room.SelfMember == nil || st.Room.SelfMember.Status != "active" || st.Room.SelfMember.Role != "speaker" {
+		t.Fatalf("bob is not an active speaker locally: %+v", st.Room.SelfMember)
+	}
+
+	// The live stream is up well before the one-minute poll would run.
+	eventually(t, 10*time.Second, "bob's live stream", func() bool { n, _ := bob.Following(); return n == 1 })
+	must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess, connector.RoomSendMessageInput{
+		RoomID: roomID, Content: "Welcome, Bob.", Mentions: []string{bob.id}}))
+	in := must[*connector.InboxNextResult](t, "agent_protocols_inbox_next")(bob.InboxNext(ctx, bob.sess, connector.InboxNextInput{Kinds: []string{"room.mention"}, WaitMS: 10000}))
+	if len(in.Items) != 1 {
+		t.Fatalf("mention not delivered live: %+v", in)
+	}
+}
+func ptr[T any](v T) *T { return &v }

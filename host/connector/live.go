@@ -34,6 +34,9 @@ type liveStream struct {
 	ref    store.RoomRef
 	cancel context.CancelFunc
 	done   chan struct{}
+	// wake ends a follower's wait for membership early: the live set was
+	// re-read, so the agent may have just joined.
+	wake chan struct{}
 }
 
 func newLiveManager(c *Connector) *liveManager {
@@ -66,6 +69,8 @@ func (m *liveManager) run(ctx context.Context) {
 	}
 	t := time.NewTicker(m.c.opts.PollInterval)
 	defer t.Stop()
+	jt := time.NewTicker(m.c.opts.JoinPollInterval)
+	defer jt.Stop()
 	m.reconcile(ctx)
 	for {
 		select {
@@ -77,7 +82,46 @@ func (m *liveManager) run(ctx context.Context) {
 		case <-t.C:
 			m.reconcile(ctx)
 			m.poll(ctx)
+		case <-jt.C:
+			m.pollOwnJoinRequests(ctx)
 		}
+	}
+}
+
+// pollOwnJoinRequests re-reads the agent's pending join requests. An
+// approved one means the review record is in the room's history: syncing the
+// room applies it, which makes the agent a member and raises the
+// room.join.approved inbox item, without the agent calling room_join again.
+// Applicants get no live stream (ADP streams only to members), so this poll
+// is how an approval reaches them.
+func (m *liveManager) pollOwnJoinRequests(ctx context.Context) {
+	c := m.c
+	pending, err := c.store.Read().PendingOwnJoinRequests(ctx)
+	if err != nil || len(pending) == 0 {
+		return
+	}
+	joined := false
+	for _, p := range pending {
+		h, ok := c.hosts[p.Room.Host]
+		if !ok || ctx.Err() != nil {
+			continue
+		}
+		row, err := c.store.Read().Room(ctx, p.Room.Key)
+		if err != nil {
+			continue
+		}
+		j, err := c.refreshOwnRequest(ctx, &roomRef{h: h, roomID: p.Room.RoomID, row: row}, p.RequestID)
+		if err != nil || j.Status != string(adp.JoinApproved) {
+			continue
+		}
+		if _, err := c.syncRoom(ctx, h, p.Room.Key, p.Room.RoomID, syncOptions{}); err != nil {
+			c.log.Debug("sync after approval", "room", p.Room.RoomID, "err", err)
+			continue
+		}
+		joined = true
+	}
+	if joined {
+		m.reconcile(ctx)
 	}
 }
 
@@ -113,6 +157,12 @@ func (m *liveManager) reconcile(ctx context.Context) {
 			delete(m.streams, k)
 		}
 	}
+	for _, s := range m.streams {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
 	m.polled = map[int64]store.RoomRef{}
 	for _, r := range refs {
 		if _, ok := want[r.Key]; !ok {
@@ -126,11 +176,11 @@ func (m *liveManager) reconcile(ctx context.Context) {
 			continue
 		}
 		sctx, cancel := context.WithCancel(ctx)
-		s := &liveStream{ref: r, cancel: cancel, done: make(chan struct{})}
+		s := &liveStream{ref: r, cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1)}
 		m.streams[r.Key] = s
 		go func() {
 			defer close(s.done)
-			m.follow(sctx, s.ref)
+			m.follow(sctx, s)
 		}()
 	}
 	m.mu.Unlock()
@@ -181,8 +231,9 @@ func (c *Connector) pollJoinRequests(ctx context.Context, h *hostState, ref stor
 
 // follow keeps one room live over SSE until ctx ends or the room fails
 // verification.
-func (m *liveManager) follow(ctx context.Context, ref store.RoomRef) {
+func (m *liveManager) follow(ctx context.Context, ls *liveStream) {
 	c := m.c
+	ref := ls.ref
 	h := c.hosts[ref.Host]
 	bo := &client.Backoff{Base: 250 * time.Millisecond, Max: 30 * time.Second}
 	for ctx.Err() == nil {
@@ -195,9 +246,21 @@ func (m *liveManager) follow(ctx context.Context, ref store.RoomRef) {
 			switch hostCode(err) {
 			case adp.CodeMembershipRequired, identity.CodePermissionDenied, adp.CodeRoomNotFound, identity.CodeNotFound:
 				// Not (or no longer) a member: history tells why; poll
-				// slowly until the live set changes.
+				// slowly, but retry at once when the live set is re-read
+				// (the agent may just have joined).
 				_, _ = c.syncRoom(ctx, h, ref.Key, ref.RoomID, syncOptions{})
 				d = max(d, c.opts.PollInterval)
+				timer := time.NewTimer(d)
+				select {
+				case <-ctx.Done():
+					timer.Stop()
+					return
+				case <-ls.wake:
+					bo.Reset()
+				case <-timer.C:
+				}
+				timer.Stop()
+				continue
 			}
 			if client.Sleep(ctx, d) != nil {
 				return

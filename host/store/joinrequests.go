@@ -53,6 +53,34 @@ func (q Q) OwnJoinRequest(ctx context.Context, key int64) (*JoinRequest, error) 
 		ORDER BY created_at DESC LIMIT 1`, key))
 }
 
+// PendingJoin is an own join request still waiting for review, with its room.
+type PendingJoin struct {
+	Room      RoomRef
+	RequestID string
+}
+
+// PendingOwnJoinRequests lists the agent's own join requests that are still
+// pending, in every room: the background sync polls them so an approval
+// turns into membership (and a room.join.approved item) without the agent
+// asking again.
+func (q Q) PendingOwnJoinRequests(ctx context.Context) ([]PendingJoin, error) {
+	rows, err := q.query(ctx, `SELECT r.id, r.host, r.room_id, j.id FROM join_requests j JOIN rooms r ON r.id = j.room
+		WHERE j.own = 1 AND j.consumed = 0 AND j.status = 'pending' ORDER BY j.created_at`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []PendingJoin
+	for rows.Next() {
+		var p PendingJoin
+		if err := rows.Scan(&p.Room.Key, &p.Room.Host, &p.Room.RoomID, &p.RequestID); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
 // JoinRequest returns a stored join request by room and id.
 func (q Q) JoinRequest(ctx context.Context, key int64, id string) (*JoinRequest, error) {
 	return scanJoin(q.queryRow(ctx, `SELECT `+joinColumns+` FROM join_requests WHERE room = ? AND id = ?`, key, id))

@@ -19,6 +19,9 @@ type Migration struct {
 // Migrations is the ordered schema history of an agent database.
 var Migrations = []Migration{
 	{Version: 1, Name: "connector state", SQL: schemaV1},
+	{Version: 2, Name: "pending own join requests", SQL: `
+CREATE INDEX join_requests_own_pending ON join_requests (room) WHERE own = 1 AND consumed = 0 AND status = 'pending';
+`},
 }
 
 // schemaV1 is the connector state. Timestamps are INTEGER Unix ms.
