@@ -13,14 +13,32 @@ FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')
 
-.PHONY: all build test lint bench fuzz demo clean
+.PHONY: all build plugins test lint bench fuzz demo clean
 
 all: build
 
-## build: the apconnect binary and the example plugin in ./bin
-build:
+# Plugins: every module under plugins/ (first-party) and examples/plugins/,
+# built as wasip1 reactors into $(BIN)/plugins/<name>.wasm. Each .wasm is
+# rebuilt only when its module or the guest SDK changes.
+SDK_SRC         := sdk-guest/go.mod $(wildcard sdk-guest/plugin/*.go)
+FIRST_PARTY     := $(patsubst plugins/%/go.mod,%,$(wildcard plugins/*/go.mod))
+EXAMPLE_PLUGINS := $(patsubst examples/plugins/%/go.mod,%,$(wildcard examples/plugins/*/go.mod))
+FIRST_PARTY_WASM := $(FIRST_PARTY:%=$(BIN)/plugins/%.wasm)
+EXAMPLE_WASM     := $(EXAMPLE_PLUGINS:%=$(BIN)/plugins/%.wasm)
+PLUGIN_BUILD     = mkdir -p $(@D) && cd $< && GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w' -o $(CURDIR)/$@ .
+
+## build: the apconnect binary and every plugin (first-party and examples) in ./bin
+build: $(FIRST_PARTY_WASM) $(EXAMPLE_WASM)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/apconnect ./cmd/apconnect
-	cd examples/plugins/hello && GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -o $(CURDIR)/$(BIN)/plugins/hello.wasm .
+
+## plugins: only the plugins
+plugins: $(FIRST_PARTY_WASM) $(EXAMPLE_WASM)
+
+.SECONDEXPANSION:
+$(FIRST_PARTY_WASM): $(BIN)/plugins/%.wasm: plugins/% $$(wildcard plugins/$$*/go.mod plugins/$$*/go.sum plugins/$$*/*.go) $(SDK_SRC)
+	$(PLUGIN_BUILD)
+$(EXAMPLE_WASM): $(BIN)/plugins/%.wasm: examples/plugins/% $$(wildcard examples/plugins/$$*/go.mod examples/plugins/$$*/go.sum examples/plugins/$$*/*.go) $(SDK_SRC)
+	$(PLUGIN_BUILD)
 
 ## lint: gofmt, go vet and the generated README tool table must be clean
 lint:
@@ -28,6 +46,10 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	cd sdk-guest && $(GO) vet ./... && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...
+	@set -e; for d in plugins/*/ examples/plugins/*/; do \
+		[ -f $$d/go.mod ] || continue; \
+		echo "GOOS=wasip1 GOARCH=wasm go vet ($$d)"; (cd $$d && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...); \
+	done
 	$(GO) run ./host/mcpserver/internal/gendocs -check README.md
 
 ## test: everything CI needs, built from scratch

@@ -40,6 +40,13 @@
 // room_create/type.define expand Registry.Pack results. Plugin.Health and
 // LoadFailure feed doctor and identity_current.
 //
+// The room contexts of validate and tool calls carry the records of the
+// plugins' record scope: the newest records of the types each plugin
+// validates or watches and, for validate, the records the proposal names
+// by event ID (Registry.ValidateScope, Registry.ToolScope). FillRecords
+// fills them from a RecordLookup over the verified store and sets
+// RecordsTruncated when the context may miss records of the scope.
+//
 // # Cost model
 //
 // Deadlines are enforced with wazero's WithCloseOnContextDone, which checks

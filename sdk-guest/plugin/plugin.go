@@ -1,6 +1,9 @@
 package plugin
 
-import "sync"
+import (
+	"errors"
+	"sync"
+)
 
 // ABIVersion is the version of the host ABI this SDK implements.
 const ABIVersion = 1
@@ -109,4 +112,34 @@ func current() *Plugin {
 	regMu.Lock()
 	defer regMu.Unlock()
 	return registered
+}
+
+// RoomProperties are the input schema members of a tool that is about one
+// room. When a call carries them, the host passes that room's context (with
+// the records of the plugin's types) as ToolRequest.Room. Splice them into a
+// tool's "properties".
+const RoomProperties = `"room_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$", "description": "The room."},
+	"host": {"type": "string", "pattern": "^https://[^/?#@\\s]+$", "maxLength": 2048, "description": "HTTPS origin of the room's host; only needed when the room ID is known on more than one host."}`
+
+// NamedRoom returns the context of the room the call names in its room_id
+// argument, or an error the agent can act on when the host passed none (a
+// room this agent does not follow) or another room's.
+func (r *ToolRequest) NamedRoom() (*Room, error) {
+	id, _ := r.Arguments.Get("room_id").AsString()
+	if r.Room == nil || r.Room.RoomID == "" {
+		return nil, errors.New("apconnect passed no context for room " + id + "; is it a room this agent follows?")
+	}
+	if r.Room.RoomID != id {
+		return nil, errors.New("the context is for room " + r.Room.RoomID + ", not " + id)
+	}
+	return r.Room, nil
+}
+
+// PartialNote is the line a result should carry when the context may miss
+// records (RecordsTruncated), and "" otherwise.
+func (r *Room) PartialNote() string {
+	if r != nil && r.RecordsTruncated {
+		return "\n(partial: older records of this room are not held by apconnect)"
+	}
+	return ""
 }

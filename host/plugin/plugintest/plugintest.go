@@ -12,8 +12,11 @@
 //
 // Builds are cached per test binary (a cold build takes about 10 s, a cached
 // one well under a second), and every Runtime made here shares one
-// compilation cache, so a module is compiled to machine code once per test
-// binary (compilation is slow under the race detector).
+// compilation cache, kept on disk under the user cache directory, so a
+// module is compiled to machine code once per machine rather than once per
+// test binary (see cache.go); under the race detector, which slows wazero's
+// compiler tenfold, Build has a helper built without it fill the cache
+// (see precompile.go).
 package plugintest
 
 import (
@@ -43,6 +46,7 @@ func Build(t testing.TB, dir string) string {
 	if err := os.WriteFile(out, wasm, 0o600); err != nil {
 		t.Fatalf("plugintest: %v", err)
 	}
+	precompile(out, plugin.Digest(wasm))
 	return out
 }
 
@@ -50,7 +54,7 @@ var (
 	sharedOnce  sync.Once
 	shared      *plugin.Runtime
 	sharedErr   error
-	sharedCache = wazero.NewCompilationCache()
+	sharedCache = newSharedCache()
 )
 
 // Runtime returns the Runtime that Load uses, shared by every test of the

@@ -1,0 +1,6 @@
+//go:build !race
+
+package plugintest
+
+// raceEnabled is true in binaries built with the race detector.
+const raceEnabled = false

@@ -1,0 +1,77 @@
+package plugins_test
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"apconnect/host/plugin"
+	"apconnect/host/plugin/plugintest"
+)
+
+// BenchmarkFirstPartyWatch is the cost per record of a sync page of 256
+// records through a registry of all five first-party plugins, in the
+// production configuration (watch envelopes not schema-checked): 3/8 of
+// the page is message.create and reaction.create (watched by none), the
+// rest open polls, questions, claim handoffs and session offers. In
+// "aimed" every one of those is for this agent and becomes an inbox item
+// (the worst case); in "others" only the polls do (every member may vote),
+// the rest concern other agents and cost a member read or two each.
+// Compare with host/plugin's BenchmarkWatchPerRecord.
+func BenchmarkFirstPartyWatch(b *testing.B) {
+	rt, err := plugin.NewRuntime(ctx(), plugin.Options{Cache: plugintest.CompilationCache(), Now: func() time.Time { return time.UnixMilli(now) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { rt.Close(ctx()) })
+	reg := plugin.NewRegistry(nil)
+	for _, fp := range firstParty {
+		wasm := plugintest.Build(b, fp.dir)
+		data, err := os.ReadFile(wasm)
+		if err != nil {
+			b.Fatal(err)
+		}
+		grants := plugin.Grants{Validate: true, Watch: true, Tools: true}
+		p, err := rt.LoadBytes(ctx(), fp.dir, data, plugin.Digest(data), grants, plugin.Limits{LoadTimeout: time.Minute})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := reg.Add(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, aimed := range []bool{true, false} {
+		target, perspective, name, want := "me", "Developer experience", "aimed", 4*32
+		if !aimed {
+			target, perspective, name, want = "alice", "Security", "others", 32
+		}
+		r := newRoom()
+		for i := 0; r.lastSeq() < 4+256; i++ {
+			n := itoa(int64(i))
+			switch i % 8 {
+			case 0:
+				r.add("poll.create", "alice", with(pollPayload("p"+n, "yes", "no"), "closes_at", now+3600_000))
+			case 1:
+				r.add("question.create", "bob", obj{"question": "What about " + n + "?", "target_perspectives": []string{perspective}})
+			case 2:
+				r.add("claim.update", "alice", obj{"claim_id": "c" + n, "owner": agent("bob"), "state": "handoff", "handoff_to": agent(target)})
+			case 3:
+				r.add("session.offer", "bob", offerPayload("s"+n, []string{agent(target)}, []string{"audio"}))
+			case 4:
+				r.add("reaction.create", "bob", obj{"event_id": id43("event", n), "reaction": "agree"})
+			default:
+				r.add("message.create", "bob", obj{"text": "Note " + n + ": the retry loop can starve the writer queue under sustained load."})
+			}
+		}
+		rc := r.base()
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				items, errs := reg.Watch(ctx(), r.records, rc)
+				if len(errs) != 0 || len(items) != want {
+					b.Fatalf("%d items, %v", len(items), errs)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/256, "µs/record")
+		})
+	}
+}
