@@ -325,35 +325,16 @@ func (c *Connector) requestJoin(ctx context.Context, rr *roomRef, in RoomJoinInp
 	}
 	ev := identity.Event{Protocol: identity.ProtocolDiscourse, Type: adp.TypeJoinRequest, Actor: c.self, CreatedAt: c.nowMS(),
 		Payload: pv, RoomID: ptr(rr.roomID)}
-	var res *client.JoinRequestResult
-	for attempt := 0; ; attempt++ {
-		c.submitMu.Lock()
-		env, obID, err := c.signToOutbox(ctx, store.OutboxJoinRequest, rr.h.origin, rr.roomID, 0, ev)
-		if err != nil {
-			c.submitMu.Unlock()
-			return nil, err
-		}
-		res, err = sendUnknownSafe(c, ctx, obID, func() (*client.JoinRequestResult, error) { return rr.h.client.SubmitJoinRequest(ctx, rr.roomID, env) })
-		c.submitMu.Unlock()
-		if err == nil {
-			raw, _ := json.Marshal(res.JoinRequest.Raw)
-			c.closeOutbox(ctx, obID, store.OutboxDone, raw, "")
-			break
-		}
-		var ce *Error
-		if errors.As(err, &ce) && ce.Code == CodeSubmissionPending {
-			return nil, ce
-		}
-		c.closeOutbox(ctx, obID, store.OutboxFailed, nil, err.Error())
-		var he *client.Error
-		if errors.As(err, &he) && he.Code == identity.CodeNonceNotGreater && he.MaxSeenNonce != "" && attempt == 0 {
-			if err := c.applyMaxSeenNonce(ctx, he.MaxSeenNonce); err != nil {
-				return nil, err
-			}
-			ev.CreatedAt = c.nowMS()
-			continue
-		}
-		return nil, wrap(err)
+	res, _, _, err := submitSigned(c, ctx, store.OutboxJoinRequest, rr.h.origin, rr.roomID, ev,
+		func(env *identity.Envelope) (*client.JoinRequestResult, error) {
+			return rr.h.client.SubmitJoinRequest(ctx, rr.roomID, env)
+		},
+		func(r *client.JoinRequestResult) json.RawMessage {
+			raw, _ := json.Marshal(r.JoinRequest.Raw)
+			return raw
+		})
+	if err != nil {
+		return nil, err
 	}
 	j := joinRow(rr.row.Key, res.JoinRequest, true, c.nowMS())
 	if err := c.store.Write(ctx, func(tx *store.Tx) error { return tx.PutJoinRequest(ctx, j) }); err != nil {

@@ -60,35 +60,10 @@ func (c *Connector) RoomCreate(ctx context.Context, sess SessionID, in RoomCreat
 		return nil, &Error{Code: CodeRateLimited, Message: "local room creation budget is spent", RetryAfter: wait,
 			Data: map[string]any{"retry_after_ms": wait.Milliseconds(), "local": true}}
 	}
-	var env *identity.Envelope
-	var obID int64
-	var res *client.CreateRoomResult
-	for attempt := 0; ; attempt++ {
-		c.submitMu.Lock()
-		env, obID, err = c.signToOutbox(ctx, store.OutboxRoomCreate, h.origin, "", 0, ev)
-		if err != nil {
-			c.submitMu.Unlock()
-			return nil, err
-		}
-		res, err = sendUnknownSafe(c, ctx, obID, func() (*client.CreateRoomResult, error) { return h.client.CreateRoom(ctx, env) })
-		c.submitMu.Unlock()
-		if err == nil {
-			break
-		}
-		var ce *Error
-		if errors.As(err, &ce) && ce.Code == CodeSubmissionPending {
-			return nil, ce
-		}
-		c.closeOutbox(ctx, obID, store.OutboxFailed, nil, err.Error())
-		var he *client.Error
-		if errors.As(err, &he) && he.Code == identity.CodeNonceNotGreater && he.MaxSeenNonce != "" && attempt == 0 {
-			if err := c.applyMaxSeenNonce(ctx, he.MaxSeenNonce); err != nil {
-				return nil, err
-			}
-			ev.CreatedAt = c.nowMS()
-			continue
-		}
-		return nil, wrap(err)
+	res, env, obID, err := submitSigned(c, ctx, store.OutboxRoomCreate, h.origin, "", ev,
+		func(env *identity.Envelope) (*client.CreateRoomResult, error) { return h.client.CreateRoom(ctx, env) }, nil)
+	if err != nil {
+		return nil, err
 	}
 	rr, err := c.acceptCreated(ctx, h, env, res, obID)
 	if err != nil {
@@ -138,6 +113,49 @@ func (c *Connector) acceptCreated(ctx context.Context, h *hostState, env *identi
 		return nil, err
 	}
 	return rr, nil
+}
+
+// submitSigned signs ev into the outbox and sends it with send, serialized
+// with every other signed write of this Agent ID so the service sees nonces
+// in order. When the service refuses the nonce and names a Max-Seen-Nonce
+// within the bound of Agent Identity 6.2, the nonce is advanced and the event
+// re-signed once with a fresh created_at. done, when set, gives the outbox
+// entry's recorded result; otherwise the caller closes the entry (obID)
+// itself. An unknown outcome is CodeSubmissionPending, the entry left for the
+// background resubmission.
+func submitSigned[T any](c *Connector, ctx context.Context, kind, service, roomID string, ev identity.Event,
+	send func(*identity.Envelope) (T, error), done func(T) json.RawMessage) (T, *identity.Envelope, int64, error) {
+	var zero T
+	for attempt := 0; ; attempt++ {
+		c.submitMu.Lock()
+		env, obID, err := c.signToOutbox(ctx, kind, service, roomID, 0, ev)
+		if err != nil {
+			c.submitMu.Unlock()
+			return zero, nil, 0, err
+		}
+		res, err := sendUnknownSafe(c, ctx, obID, func() (T, error) { return send(env) })
+		c.submitMu.Unlock()
+		if err == nil {
+			if done != nil {
+				c.closeOutbox(ctx, obID, store.OutboxDone, done(res), "")
+			}
+			return res, env, obID, nil
+		}
+		var ce *Error
+		if errors.As(err, &ce) && ce.Code == CodeSubmissionPending {
+			return zero, nil, 0, ce
+		}
+		c.closeOutbox(ctx, obID, store.OutboxFailed, nil, err.Error())
+		var he *client.Error
+		if errors.As(err, &he) && he.Code == identity.CodeNonceNotGreater && he.MaxSeenNonce != "" && attempt == 0 {
+			if err := c.applyMaxSeenNonce(ctx, he.MaxSeenNonce); err != nil {
+				return zero, nil, 0, err
+			}
+			ev.CreatedAt = c.nowMS()
+			continue
+		}
+		return zero, nil, 0, wrap(err)
+	}
 }
 
 // sendUnknownSafe calls send up to three times while the outcome stays
@@ -193,37 +211,11 @@ func (c *Connector) ProfileUpdate(ctx context.Context, sess SessionID, in Profil
 		return nil, invalid("profile: %v", err)
 	}
 	ev := identity.Event{Protocol: identity.ProtocolProfile, Type: "profile.update", Actor: c.self, CreatedAt: c.nowMS(), Payload: pv}
-	var env *identity.Envelope
-	var res *client.ProfileUpdateResult
-	for attempt := 0; ; attempt++ {
-		var obID int64
-		c.submitMu.Lock()
-		env, obID, err = c.signToOutbox(ctx, store.OutboxProfileUpdate, origin, "", 0, ev)
-		if err != nil {
-			c.submitMu.Unlock()
-			return nil, err
-		}
-		res, err = sendUnknownSafe(c, ctx, obID, func() (*client.ProfileUpdateResult, error) { return ps.UpdateProfile(ctx, env) })
-		c.submitMu.Unlock()
-		if err == nil {
-			raw, _ := json.Marshal(res.Profile.Raw)
-			c.closeOutbox(ctx, obID, store.OutboxDone, raw, "")
-			break
-		}
-		var ce *Error
-		if errors.As(err, &ce) && ce.Code == CodeSubmissionPending {
-			return nil, ce
-		}
-		c.closeOutbox(ctx, obID, store.OutboxFailed, nil, err.Error())
-		var he *client.Error
-		if errors.As(err, &he) && he.Code == identity.CodeNonceNotGreater && he.MaxSeenNonce != "" && attempt == 0 {
-			if err := c.applyMaxSeenNonce(ctx, he.MaxSeenNonce); err != nil {
-				return nil, err
-			}
-			ev.CreatedAt = c.nowMS()
-			continue
-		}
-		return nil, wrap(err)
+	res, env, _, err := submitSigned(c, ctx, store.OutboxProfileUpdate, origin, "", ev,
+		func(env *identity.Envelope) (*client.ProfileUpdateResult, error) { return ps.UpdateProfile(ctx, env) },
+		func(r *client.ProfileUpdateResult) json.RawMessage { raw, _ := json.Marshal(r.Profile.Raw); return raw })
+	if err != nil {
+		return nil, err
 	}
 	if sp, err := profileFromEnvelope(origin, c.self, env, c.nowMS()); err == nil {
 		if err := c.store.Write(ctx, func(tx *store.Tx) error { return tx.PutProfile(ctx, sp) }); err != nil && !errors.Is(err, store.ErrRollback) {

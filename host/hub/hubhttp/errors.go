@@ -7,35 +7,37 @@ import (
 	"strconv"
 	"time"
 
+	"apconnect/host/adp"
 	"apconnect/host/identity"
 )
 
 // Codes the hub adds to the shared identity.Code* set. ADP's section 19
-// codes are listed so their statuses are fixed in one place.
+// codes are re-exported from host/adp (their one definition) so handlers
+// and the status table below need one import.
 const (
 	CodeInternal       = "internal_error"
 	CodeNotImplemented = "not_implemented"
 
-	CodeRoomNotFound           = "room_not_found"
-	CodeRoomNotActive          = "room_not_active"
-	CodeRoomEnded              = "room_ended"
-	CodeHostMismatch           = "host_mismatch"
-	CodeApprovalRequired       = "approval_required"
-	CodeJoinRequestNotFound    = "join_request_not_found"
-	CodeJoinRequestNotPending  = "join_request_not_pending"
-	CodeMemberBanned           = "member_banned"
-	CodeRoleNotAllowed         = "role_not_allowed"
-	CodeMaxSpeakersExceeded    = "max_speakers_exceeded"
-	CodeMembershipRequired     = "membership_required"
-	CodeRoomHeadMismatch       = "room_head_mismatch"
-	CodeBaseRecordMismatch     = "base_record_mismatch"
-	CodeAgentStatusNotFound    = "agent_status_not_found"
-	CodeTypeNotDefined         = "type_not_defined"
-	CodeTypeDisabled           = "type_disabled"
-	CodeTypeConflict           = "type_conflict"
-	CodeInvalidTypeSchema      = "invalid_type_schema"
-	CodePayloadSchemaViolation = "payload_schema_violation"
-	CodePackUnavailable        = "pack_unavailable"
+	CodeRoomNotFound           = adp.CodeRoomNotFound
+	CodeRoomNotActive          = adp.CodeRoomNotActive
+	CodeRoomEnded              = adp.CodeRoomEnded
+	CodeHostMismatch           = adp.CodeHostMismatch
+	CodeApprovalRequired       = adp.CodeApprovalRequired
+	CodeJoinRequestNotFound    = adp.CodeJoinRequestNotFound
+	CodeJoinRequestNotPending  = adp.CodeJoinRequestNotPending
+	CodeMemberBanned           = adp.CodeMemberBanned
+	CodeRoleNotAllowed         = adp.CodeRoleNotAllowed
+	CodeMaxSpeakersExceeded    = adp.CodeMaxSpeakersExceeded
+	CodeMembershipRequired     = adp.CodeMembershipRequired
+	CodeRoomHeadMismatch       = adp.CodeRoomHeadMismatch
+	CodeBaseRecordMismatch     = adp.CodeBaseRecordMismatch
+	CodeAgentStatusNotFound    = adp.CodeAgentStatusNotFound
+	CodeTypeNotDefined         = adp.CodeTypeNotDefined
+	CodeTypeDisabled           = adp.CodeTypeDisabled
+	CodeTypeConflict           = adp.CodeTypeConflict
+	CodeInvalidTypeSchema      = adp.CodeInvalidTypeSchema
+	CodePayloadSchemaViolation = adp.CodePayloadSchemaViolation
+	CodePackUnavailable        = adp.CodePackUnavailable
 )
 
 // statusByCode maps every stable code to its HTTP status.
