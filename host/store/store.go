@@ -25,7 +25,7 @@ const DefaultReaders = 4
 
 // pragmas apply to every connection; they live in the DSN because pooled
 // connections do not share per-connection state.
-const pragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
+const pragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=cache_size(-16384)"
 
 // Options configure Open.
 type Options struct {
