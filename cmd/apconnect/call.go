@@ -67,6 +67,7 @@ echo '{"room_id":"d8ftedhpqhsusbg001tg","unread_only":true}' | apconnect call ro
 						return err
 					}
 				}
+				go mcpserver.Preload()
 				a, err := openAgent(ctx, *home, *agent, logger, true)
 				if err != nil {
 					return err

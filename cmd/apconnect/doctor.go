@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"apconnect/host/client"
 	"apconnect/host/config"
 	"apconnect/host/keystore"
+	"apconnect/host/pluginhost"
 )
 
 // checkStatus is the outcome of one doctor check.
@@ -42,13 +44,16 @@ func (cs *checks) add(name string, st checkStatus, format string, args ...any) {
 func init() {
 	register(&command{
 		name:    "doctor",
-		summary: "check the config, keys, permissions and every configured host",
+		summary: "check the config, keys, permissions, every configured host and plugin",
 		usage:   "doctor [--home DIR] [--json] [--timeout D]",
 		detail: `Checks the apconnect home: the config file, each identity's key file (present,
 mode 0600, readable; decrypted when APCONNECT_PASSPHRASE or the identity's
 passphrase_file provides the passphrase), and each configured ADP host and
 profile service: reachable over HTTPS with its ca_file, and serving a valid
-discovery document for its own origin.
+discovery document for its own origin; and each configured plugin: loaded as
+apconnect mcp loads it (digest pinned, grants, limits, description), with
+what it validates, watches and adds, or the reason it is refused. Loading
+fills the plugin compilation cache, so the next start is fast.
 
 Prints a table (or JSON with --json) and exits non-zero when any check fails.
 Warnings, such as an unencrypted development key, do not fail the run.`,
@@ -128,7 +133,42 @@ func runDoctor(ctx context.Context, homeFlagValue string, timeout time.Duration)
 		}
 		cs.add(name, statusOK, "%s: %s, features: %s", h.URL, d.Protocol, strings.Join(d.Features, ", "))
 	}
+	checkPlugins(ctx, &cs, cfg)
 	return cs
+}
+
+// checkPlugins loads every configured plugin exactly as `apconnect mcp`
+// does (which also fills the compilation cache, so the next start is
+// fast) and reports each: loaded with its digest, grants and what it adds,
+// refused with the reason (a FAIL), or disabled.
+func checkPlugins(ctx context.Context, cs *checks, cfg *config.Config) {
+	if len(cfg.Plugins) == 0 {
+		return
+	}
+	defer checkPluginReports(cs, cfg, time.Now())
+	set := pluginhost.Load(ctx, cfg, pluginhost.Options{})
+	defer set.Close(context.WithoutCancel(ctx))
+	for _, e := range set.Entries {
+		name := "plugin " + e.Config.Name
+		switch {
+		case e.Disabled:
+			cs.add(name, statusSkip, "disabled (enabled = false): %s", relTo(cfg.Home(), e.Path))
+		case e.Err != nil:
+			cs.add(name, statusFail, "%s", oneLine(e.Err.Error()))
+		default:
+			d := e.Plugin.Description()
+			var tools, packs []string
+			for _, t := range d.Tools {
+				tools = append(tools, t.MCPName)
+			}
+			for _, p := range d.Packs {
+				packs = append(packs, p.ID())
+			}
+			cs.add(name, statusOK, "%s %s loaded from %s in %s; sha256 %s matches the config; grants: %s; validates: %s; watches: %s; tools: %s; packs: %s",
+				d.Name, d.Version, relTo(cfg.Home(), e.Path), e.Elapsed.Round(time.Millisecond), e.Plugin.Digest(),
+				listOrNone(e.Grants.Strings()), listOrNone(d.Validates), listOrNone(d.Watches), listOrNone(tools), listOrNone(packs))
+		}
+	}
 }
 
 func checkIdentity(ctx context.Context, cs *checks, cfg *config.Config, id config.Identity, timeout time.Duration) {
@@ -210,4 +250,37 @@ func printChecks(w io.Writer, cs checks) {
 // oneLine keeps a table row on one line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// reportMaxAge is how old a running apconnect's plugin health report may be
+// for doctor to show it.
+const reportMaxAge = 7 * 24 * time.Hour
+
+// checkPluginReports shows the run-time failures that running (or recently
+// stopped) apconnect processes reported for their plugins: validators that
+// failed closed, watchers that were skipped, tools that trapped.
+func checkPluginReports(cs *checks, cfg *config.Config, now time.Time) {
+	reports, err := pluginhost.ReadReports(cfg)
+	if err != nil {
+		cs.add("plugin reports", statusWarn, "%s", oneLine(err.Error()))
+		return
+	}
+	for _, rep := range reports {
+		if now.Sub(rep.WrittenAt) > reportMaxAge {
+			continue
+		}
+		for _, h := range rep.Plugins {
+			if !h.Loaded || h.Failures == 0 {
+				continue
+			}
+			var codes []string
+			for c, n := range h.FailuresByCode {
+				codes = append(codes, fmt.Sprintf("%s ×%d", c, n))
+			}
+			slices.Sort(codes)
+			cs.add("plugin "+h.Name+" at run time", statusWarn, "%d of %d calls failed in `apconnect %s` (report of %s; %s); last, at %s: %s",
+				h.Failures, h.Calls, rep.Process, rep.WrittenAt.Format(time.RFC3339), strings.Join(codes, ", "),
+				h.LastErrorAt.UTC().Format(time.RFC3339), oneLine(h.LastError))
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime/debug"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -15,6 +16,7 @@ import (
 	"apconnect/host/connector"
 	"apconnect/host/keystore"
 	"apconnect/host/mcpserver"
+	"apconnect/host/pluginhost"
 )
 
 func init() {
@@ -32,6 +34,13 @@ Every call signs as one identity of the home: --agent names it, else the
 config's default identity. The key's passphrase comes from
 APCONNECT_PASSPHRASE or the identity's passphrase_file; there is no prompt,
 because the terminal, if any, belongs to the MCP client.
+
+The enabled [[plugins]] of the config are loaded at start (their compiled code
+is cached in the home's state directory; "apconnect doctor" fills the cache and
+shows each plugin's state): their tools are listed as <plugin>_<tool>, their
+validators check writes before signing and their watch rules add inbox items.
+A plugin that cannot be loaded is logged and left out; it never stops the
+server.
 
 While it runs, the connector follows the rooms the agent is in live (SSE, with
 history recovery) so the inbox fills up between calls, and resubmits any write
@@ -59,12 +68,14 @@ claude mcp add apconnect -- apconnect mcp --home ~/.config/apconnect`,
 }
 
 func runMCP(ctx context.Context, e *env, home, agent string, logger *slog.Logger) error {
+	go mcpserver.Preload() // the tool catalog compiles while the agent and its plugins load
 	a, err := openAgent(ctx, home, agent, logger, false)
 	if err != nil {
 		return err
 	}
 	defer a.close()
 	a.conn.Start(ctx)
+	defer a.reportPlugins(ctx, "mcp")()
 	srv := mcpserver.New(a.conn, mcpserver.Options{Version: versionString(), Logger: logger})
 	logger.Info("serving MCP over stdio", "identity", a.ident.Name, "agent_id", a.conn.AgentID(), "home", a.cfg.Home())
 	err = srv.Run(ctx, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: writeCloser(e.stdout)})
@@ -80,18 +91,21 @@ func runMCP(ctx context.Context, e *env, home, agent string, logger *slog.Logger
 	}
 }
 
-// agentProcess is an opened identity: its configuration, key and connector.
+// agentProcess is an opened identity: its configuration, key, plugins and
+// connector.
 type agentProcess struct {
-	cfg   *config.Config
-	ident *config.Identity
-	key   *keystore.Key
-	conn  *connector.Connector
-	log   *slog.Logger
+	cfg     *config.Config
+	ident   *config.Identity
+	key     *keystore.Key
+	plugins *pluginhost.Set
+	conn    *connector.Connector
+	log     *slog.Logger
 }
 
-// openAgent loads the home's config, decrypts the identity's key and opens
-// its connector (no network I/O yet). prompt allows asking for the
-// passphrase on the terminal.
+// openAgent loads the home's config, decrypts the identity's key, loads the
+// enabled plugins (a plugin that cannot be loaded is reported and left
+// out, never fatal) and opens the identity's connector (no network I/O
+// yet). prompt allows asking for the passphrase on the terminal.
 func openAgent(ctx context.Context, home, agent string, logger *slog.Logger, prompt bool) (*agentProcess, error) {
 	cfg, err := loadConfig(home)
 	if err != nil {
@@ -109,29 +123,60 @@ func openAgent(ctx context.Context, home, agent string, logger *slog.Logger, pro
 	if prompt {
 		src = keystore.DefaultPassphraseSource(pf)
 	}
-	key, err := keystore.Load(cfg.Resolve(ident.KeyFile), src)
-	if err != nil {
-		return nil, fmt.Errorf("identity %s: %w", ident.Name, err)
+	// Plugins load (compile, or read the compilation cache) while the key
+	// is decrypted, unless a passphrase prompt may need the terminal.
+	loaded := make(chan *pluginhost.Set, 1)
+	loadPlugins := func() { loaded <- pluginhost.Load(ctx, cfg, pluginhost.Options{Logger: logger}) }
+	if !prompt {
+		go loadPlugins()
 	}
-	for _, p := range cfg.Plugins {
-		if p.Enabled {
-			logger.Warn("plugins in config.toml are not loaded by the MCP server yet; their tools, validators and watch rules are inactive", "plugin", p.Name)
+	key, err := keystore.Load(cfg.Resolve(ident.KeyFile), src)
+	if prompt {
+		if err == nil {
+			loadPlugins()
+		} else {
+			loaded <- nil
 		}
+	}
+	plugins := <-loaded
+	if err != nil {
+		_ = plugins.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("identity %s: %w", ident.Name, err)
 	}
 	if len(cfg.Hosts) == 0 {
 		logger.Warn("no ADP host is configured; add one with `apconnect init --host URL` or in config.toml")
 	}
-	conn, err := connector.New(ctx, connector.Options{Config: cfg, Identity: ident.Name, Signer: key, Logger: logger})
+	conn, err := connector.New(ctx, connector.Options{Config: cfg, Identity: ident.Name, Signer: key, Logger: logger,
+		Plugins: plugins.Registry, PluginFailures: plugins.Failures()})
 	if err != nil {
+		_ = plugins.Close(context.WithoutCancel(ctx))
 		key.Wipe()
 		return nil, err
 	}
-	return &agentProcess{cfg: cfg, ident: ident, key: key, conn: conn, log: logger}, nil
+	return &agentProcess{cfg: cfg, ident: ident, key: key, plugins: plugins, conn: conn, log: logger}, nil
 }
 
-// close stops the connector and wipes the key.
+// reportInterval paces the plugin health reports doctor reads.
+const reportInterval = 10 * time.Second
+
+// reportPlugins keeps the plugins' health report of this process (command
+// and identity) in the state directory, for `apconnect doctor`, until the
+// returned function is called; it writes a last report and returns.
+func (a *agentProcess) reportPlugins(ctx context.Context, command string) func() {
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.plugins.KeepReport(rctx, pluginhost.ReportPath(a.cfg, command, a.ident.Name), command+" "+a.ident.Name, reportInterval,
+			func(err error) { a.log.Warn("writing the plugin health report", "err", err) })
+	}()
+	return func() { cancel(); <-done }
+}
+
+// close stops the connector, closes the plugins and wipes the key.
 func (a *agentProcess) close() {
 	_ = a.conn.Close()
+	_ = a.plugins.Close(context.Background())
 	a.key.Wipe()
 }
 

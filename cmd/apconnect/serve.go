@@ -55,6 +55,7 @@ claude mcp add --transport http apconnect http://127.0.0.1:8765/mcp \
 						return usageError{err.Error()}
 					}
 				}
+				go mcpserver.Preload()
 				a, err := openAgent(ctx, *home, *agent, logger, true)
 				if err != nil {
 					return err
@@ -83,6 +84,7 @@ claude mcp add --transport http apconnect http://127.0.0.1:8765/mcp \
 					return err
 				}
 				a.conn.Start(ctx)
+				defer a.reportPlugins(ctx, "serve")()
 				hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
 					BaseContext: func(net.Listener) context.Context { return ctx }}
 				fmt.Fprintf(e.stdout, "apconnect serve listening on http://%s%s as %s (%s)\n", ln.Addr(), mcpserver.HTTPPath, a.ident.Name, a.conn.AgentID())

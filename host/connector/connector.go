@@ -14,6 +14,7 @@ import (
 	"apconnect/host/client"
 	"apconnect/host/config"
 	"apconnect/host/identity"
+	"apconnect/host/plugin"
 	"apconnect/host/room"
 	"apconnect/host/store"
 )
@@ -76,7 +77,18 @@ type Options struct {
 	ClaimLease time.Duration
 	// Workers bounds parallel signature verification (GOMAXPROCS when 0).
 	Workers int
-	// Validators, Watchers and Tools are the plugin extensions.
+	// Plugins is the registry of loaded WebAssembly plugins
+	// (host/pluginhost builds it from the config's [[plugins]]): every
+	// plugin in it adds its validators, watchers, tools and type packs, and
+	// identity_current reports its health. The connector does not close
+	// them.
+	Plugins *plugin.Registry
+	// PluginFailures are the configured plugins that were refused at load
+	// (plugin.LoadFailure with Name set to the configured name), reported
+	// by identity_current.
+	PluginFailures []plugin.Health
+	// Validators, Watchers and Tools are extensions written in Go (tests,
+	// embedders); they work like the plugins' own.
 	Validators []Validator
 	Watchers   []Watcher
 	Tools      []ToolProvider
@@ -109,6 +121,9 @@ type Connector struct {
 	validators map[string][]Validator
 	watchers   []Watcher
 	tools      []ToolProvider
+	toolIndex  map[string]*toolEntry // by MCP name
+	toolList   []ToolDef
+	packs      packSource // nil without plugins
 	pluginMu   sync.Mutex
 	pluginErrs map[string]string
 
@@ -191,7 +206,7 @@ func New(ctx context.Context, opts Options) (*Connector, error) {
 		cfg: opts.Config, ident: ident, signer: opts.Signer, self: opts.Signer.AgentID(), now: opts.Clock,
 		log: opts.Logger, store: st, opts: opts, hosts: map[string]*hostState{}, profiles: map[string]*client.ProfileService{},
 		writeLimit: wl, buckets: newRateLimiter(), cache: newStateCache(256), wake: newNotifier(),
-		validators: map[string][]Validator{}, watchers: opts.Watchers, tools: opts.Tools, pluginErrs: map[string]string{},
+		validators: map[string][]Validator{}, pluginErrs: map[string]string{},
 	}
 	schemas := adp.NewSchemaCache(0)
 	for i := range opts.Config.Hosts {
@@ -222,11 +237,7 @@ func New(ctx context.Context, opts Options) (*Connector, error) {
 			proc: &room.Processor{Rules: verify, Host: origin, Self: c.self, Workers: opts.Workers}}
 		c.hostOrder = append(c.hostOrder, origin)
 	}
-	for _, v := range opts.Validators {
-		for _, typ := range v.ValidatedTypes() {
-			c.validators[typ] = append(c.validators[typ], v)
-		}
-	}
+	c.initPlugins(opts)
 	c.live = newLiveManager(c)
 	return c, nil
 }

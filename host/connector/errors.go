@@ -43,6 +43,10 @@ const (
 	// CodeSubmissionPending: a signed write could not be confirmed; it stays
 	// in the outbox and is resubmitted (idempotently) in the background.
 	CodeSubmissionPending = "submission_pending"
+	// CodePluginFailed: a plugin tool failed (trap, timeout, refused
+	// output, its own error); data.plugin names the plugin and
+	// data.plugin_code says how.
+	CodePluginFailed = "plugin_failed"
 	// CodeInternal: a local failure (database, encoding).
 	CodeInternal = "internal"
 	// CodeInvalidEvent: the event failed a local check before signing

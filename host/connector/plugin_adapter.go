@@ -3,14 +3,17 @@ package connector
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"apconnect/host/plugin"
 )
 
 // Adapters from host/plugin (the wasm runtime) to the connector's extension
-// points. A *plugin.Plugin or a *plugin.Registry implements the plugin-side
-// interfaces; wrap each with these and pass them in Options.
+// points. Options.Plugins wraps every plugin of a registry with them; a
+// *plugin.Plugin (or a *plugin.Registry) can also be wrapped by hand and
+// passed in Options.Validators, Watchers and Tools. The adapters pass the
+// plugin's record scope (plugin.Scoper) and propose grants on.
 
 // PluginValidator adapts a plugin validator.
 func PluginValidator(v plugin.Validator) Validator { return pluginValidator{v} }
@@ -23,11 +26,12 @@ func PluginTools(p plugin.ToolProvider) ToolProvider { return pluginTools{p} }
 
 type pluginValidator struct{ v plugin.Validator }
 
+var _ ValidateScoper = pluginValidator{}
+
 func (a pluginValidator) Name() string             { return a.v.Name() }
 func (a pluginValidator) ValidatedTypes() []string { return a.v.ValidatedTypes() }
 func (a pluginValidator) ValidateEvent(ctx context.Context, p Proposal, rc *RoomContext) ([]FieldError, error) {
-	fes, err := a.v.ValidateEvent(ctx, plugin.Proposal{Type: p.Type, Actor: p.Actor, Payload: p.Payload, Mentions: p.Mentions,
-		References: p.References}, toPluginRoom(rc))
+	fes, err := a.v.ValidateEvent(ctx, toPluginProposal(p), toPluginRoom(rc))
 	if err != nil {
 		return nil, err
 	}
@@ -38,17 +42,25 @@ func (a pluginValidator) ValidateEvent(ctx context.Context, p Proposal, rc *Room
 	return out, nil
 }
 
+// ValidateScope is the plugin's record scope for p (none when the plugin
+// does not say).
+func (a pluginValidator) ValidateScope(p Proposal) plugin.RecordScope {
+	if s, ok := a.v.(plugin.Scoper); ok {
+		return s.ValidateScope(toPluginProposal(p))
+	}
+	return plugin.RecordScope{}
+}
+
+func toPluginProposal(p Proposal) plugin.Proposal {
+	return plugin.Proposal{Type: p.Type, Actor: p.Actor, Payload: p.Payload, Mentions: p.Mentions, References: p.References}
+}
+
 type pluginWatcher struct{ w plugin.Watcher }
 
 func (a pluginWatcher) Name() string           { return a.w.Name() }
 func (a pluginWatcher) WatchedTypes() []string { return a.w.WatchedTypes() }
 func (a pluginWatcher) Watch(ctx context.Context, recs []WatchRecord, rc *RoomContext) ([]WatchItem, error) {
-	in := make([]plugin.Record, len(recs))
-	for i, r := range recs {
-		in[i] = plugin.Record{Seq: r.Seq, EventID: r.EventID, Type: r.Type, Actor: r.Actor, CreatedAt: r.CreatedAt,
-			AcceptedAt: r.AcceptedAt, Mentions: r.Mentions, Payload: r.Payload}
-	}
-	items, err := a.w.Watch(ctx, in, toPluginRoom(rc))
+	items, err := a.w.Watch(ctx, toPluginRecords(recs), toPluginRoom(rc))
 	if err != nil {
 		return nil, err
 	}
@@ -62,15 +74,21 @@ func (a pluginWatcher) Watch(ctx context.Context, recs []WatchRecord, rc *RoomCo
 
 type pluginTools struct{ p plugin.ToolProvider }
 
+var (
+	_ ToolScoper = pluginTools{}
+	_ Proposer   = pluginTools{}
+)
+
 func (a pluginTools) Name() string { return a.p.Name() }
 func (a pluginTools) Tools() []ToolDef {
 	var out []ToolDef
 	for _, t := range a.p.Tools() {
-		out = append(out, ToolDef{Provider: t.Plugin, Name: t.Name, MCPName: t.MCPName, Description: t.Description,
+		out = append(out, ToolDef{Provider: t.Plugin, Name: t.Name, MCPName: t.MCPName, Title: t.Title, Description: t.Description,
 			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, ReadOnly: t.ReadOnly})
 	}
 	return out
 }
+
 func (a pluginTools) CallTool(ctx context.Context, name string, args json.RawMessage, tc *ToolContext) (*ToolResult, error) {
 	ptc := &plugin.ToolContext{}
 	if tc != nil {
@@ -96,18 +114,50 @@ func (a pluginTools) CallTool(ctx context.Context, name string, args json.RawMes
 	return out, nil
 }
 
+// ToolScope is the plugin's record scope for a call of tool name.
+func (a pluginTools) ToolScope(name string) plugin.RecordScope {
+	if s, ok := a.p.(plugin.Scoper); ok {
+		return s.ToolScope(name)
+	}
+	return plugin.RecordScope{}
+}
+
+// CanPropose reports whether the plugin both described eventType among
+// the types it proposes and holds propose:<eventType>. Only a
+// *plugin.Plugin can say; other providers never propose.
+func (a pluginTools) CanPropose(_, eventType string) bool {
+	p, ok := a.p.(*plugin.Plugin)
+	if !ok {
+		return false
+	}
+	return p.Grants().CanPropose(eventType) && slices.Contains(p.Description().Proposes, eventType)
+}
+
 // toPluginRoom converts the connector's room view for a plugin.
 func toPluginRoom(rc *RoomContext) *plugin.RoomContext {
 	if rc == nil {
 		return nil
 	}
 	out := &plugin.RoomContext{RoomID: rc.RoomID, Host: rc.Host, Status: rc.Status, Creator: rc.Creator,
-		Head: &plugin.Head{Seq: rc.HeadSeq, Hash: rc.HeadHash}, Self: &plugin.Self{AgentID: rc.Self, Role: rc.SelfRole}}
+		Head: &plugin.Head{Seq: rc.HeadSeq, Hash: rc.HeadHash}, Self: &plugin.Self{AgentID: rc.Self, Role: rc.SelfRole},
+		Records: toPluginRecords(rc.Records), RecordsTruncated: rc.RecordsTruncated}
 	for _, m := range rc.Members {
 		out.Members = append(out.Members, plugin.Member{AgentID: m.AgentID, Role: m.Role, Perspective: m.Perspective})
 	}
 	for _, t := range rc.Types {
 		out.Types = append(out.Types, plugin.TypeInfo{Type: t.Type, Kind: t.Kind, Status: t.Status})
+	}
+	return out
+}
+
+func toPluginRecords(recs []WatchRecord) []plugin.Record {
+	if len(recs) == 0 {
+		return nil
+	}
+	out := make([]plugin.Record, len(recs))
+	for i, r := range recs {
+		out[i] = plugin.Record{Seq: r.Seq, EventID: r.EventID, Type: r.Type, Actor: r.Actor, CreatedAt: r.CreatedAt,
+			AcceptedAt: r.AcceptedAt, Mentions: r.Mentions, Payload: r.Payload, Redacted: r.Redacted}
 	}
 	return out
 }

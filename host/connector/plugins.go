@@ -3,15 +3,20 @@ package connector
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	"apconnect/host/adp"
+	"apconnect/host/plugin"
 	"apconnect/host/room"
 )
 
 // The plugin extension points. The core calls them; host/plugin's wasm
-// runtime (or any Go code) implements them. Everything a plugin returns is
+// runtime (through the adapters of plugin_adapter.go, or Options.Plugins)
+// or any Go code implements them. Everything a plugin returns is
 // untrusted: the connector bounds and completes it before use, and no
 // plugin ever sees a key, a nonce or a request token.
 
@@ -49,17 +54,24 @@ type PluginType struct {
 }
 
 // RoomContext is the read-only view of a verified room a plugin gets.
+// Records are filled by the record scope rule of docs/PLUGINS.md section 4
+// for extensions that say what they need (ValidateScoper, ToolScoper): the
+// newest held records of the extension's types and, for validation, the
+// held records the proposal names. RecordsTruncated is true when the
+// connector does not hold the whole room or a cap left records out.
 type RoomContext struct {
-	RoomID   string         `json:"room_id"`
-	Host     string         `json:"host"`
-	Status   string         `json:"status"`
-	Creator  string         `json:"creator"`
-	HeadSeq  int64          `json:"head_seq"`
-	HeadHash string         `json:"head_hash"`
-	Self     string         `json:"self"`
-	SelfRole string         `json:"self_role,omitempty"`
-	Members  []PluginMember `json:"members"`
-	Types    []PluginType   `json:"types"`
+	RoomID           string         `json:"room_id"`
+	Host             string         `json:"host"`
+	Status           string         `json:"status"`
+	Creator          string         `json:"creator"`
+	HeadSeq          int64          `json:"head_seq"`
+	HeadHash         string         `json:"head_hash"`
+	Self             string         `json:"self"`
+	SelfRole         string         `json:"self_role,omitempty"`
+	Members          []PluginMember `json:"members"`
+	Types            []PluginType   `json:"types"`
+	Records          []WatchRecord  `json:"records,omitempty"`
+	RecordsTruncated bool           `json:"records_truncated,omitempty"`
 }
 
 // Validator checks proposed events of the types it claims before they are
@@ -73,8 +85,15 @@ type Validator interface {
 	ValidateEvent(ctx context.Context, p Proposal, room *RoomContext) ([]FieldError, error)
 }
 
-// WatchRecord is a verified record as a watcher sees it: no envelope,
-// signature or chain data.
+// ValidateScoper is implemented by validators that need records in their
+// room context: it names the records a validation of p must see.
+type ValidateScoper interface {
+	ValidateScope(p Proposal) plugin.RecordScope
+}
+
+// WatchRecord is a verified record as a plugin sees it: no envelope,
+// signature or chain data. A redacted record carries Seq, EventID, Type,
+// AcceptedAt and Redacted only; watchers never get redacted records.
 type WatchRecord struct {
 	Seq        int64           `json:"seq"`
 	EventID    string          `json:"event_id"`
@@ -84,6 +103,7 @@ type WatchRecord struct {
 	AcceptedAt int64           `json:"accepted_at"`
 	Mentions   []string        `json:"mentions,omitempty"`
 	Payload    json.RawMessage `json:"payload,omitempty"`
+	Redacted   bool            `json:"redacted,omitempty"`
 }
 
 // WatchItem is a watcher's request for the agent's attention about one
@@ -100,9 +120,9 @@ type WatchItem struct {
 }
 
 // Watcher turns verified records into room.event.custom inbox items. It is
-// called once per applied batch with the batch's non-redacted records of
-// the types it watches; an error skips it for that batch (reported in
-// identity_current).
+// called once per applied batch (a verified sync page) with the batch's
+// non-redacted records of the types it watches; an error skips it for that
+// batch (reported in identity_current).
 type Watcher interface {
 	Name() string
 	WatchedTypes() []string
@@ -110,10 +130,13 @@ type Watcher interface {
 }
 
 // ToolDef is a tool a provider adds; MCPName is "<provider>_<tool>".
+// ReadOnly is false for tools whose proposals the connector submits (a
+// plugin holding a propose grant).
 type ToolDef struct {
 	Provider     string         `json:"provider"`
 	Name         string         `json:"name"`
 	MCPName      string         `json:"mcp_name"`
+	Title        string         `json:"title,omitempty"`
 	Description  string         `json:"description"`
 	InputSchema  map[string]any `json:"input_schema"`
 	OutputSchema map[string]any `json:"output_schema,omitempty"`
@@ -127,14 +150,45 @@ type ToolContext struct {
 }
 
 // ToolResult is a provider tool's result: text, optional structured JSON,
-// and event proposals. Proposals are returned to the agent as suggestions;
-// the connector never signs them on the provider's behalf.
+// and event proposals. The connector submits the proposals of a provider
+// allowed to propose their types (Proposer) through the normal write path
+// and reports each outcome in ProposalResults; others are refused there.
 type ToolResult struct {
-	Text       string         `json:"text"`
-	Structured map[string]any `json:"structured,omitempty"`
-	IsError    bool           `json:"is_error,omitempty"`
-	Proposals  []Proposal     `json:"proposals,omitempty"`
+	Text            string           `json:"text"`
+	Structured      map[string]any   `json:"structured,omitempty"`
+	IsError         bool             `json:"is_error,omitempty"`
+	Proposals       []Proposal       `json:"proposals,omitempty"`
+	ProposalResults []ProposalResult `json:"proposal_results,omitempty"`
 }
+
+// ProposalResult is what became of one proposal of a tool result: Status
+// is the write's status (sent, held, rejected) when it was submitted, or
+// "refused" with Error when it was not (not granted, refused by a local
+// check or a validator, or by the host). Nothing is ever signed for a
+// refused proposal unless the host refused it.
+type ProposalResult struct {
+	Index  int          `json:"index"`
+	Type   string       `json:"type"`
+	Status string       `json:"status"`
+	Result *WriteResult `json:"result,omitempty"`
+	Error  *ErrorView   `json:"error,omitempty"`
+}
+
+// ErrorView is an Error as data: its code, message and data.
+type ErrorView struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Data    map[string]any `json:"data,omitempty"`
+}
+
+// StatusRefused is the ProposalResult status of a proposal that was not
+// submitted.
+const StatusRefused = "refused"
+
+// ProposalResultsMember is the member of a tool's structured result that
+// carries the ProposalResults of a proposing tool (listed in its output
+// schema by Tools).
+const ProposalResultsMember = "proposal_results"
 
 // ToolProvider adds tools to the MCP surface.
 type ToolProvider interface {
@@ -143,50 +197,254 @@ type ToolProvider interface {
 	CallTool(ctx context.Context, name string, args json.RawMessage, tc *ToolContext) (*ToolResult, error)
 }
 
-// PluginHealth reports the latest failure of one extension.
-type PluginHealth struct {
-	Name      string `json:"name"`
-	LastError string `json:"last_error,omitempty"`
+// ToolScoper is implemented by tool providers whose tools need records in
+// their room context: it names the records a call of tool name must see.
+type ToolScoper interface {
+	ToolScope(name string) plugin.RecordScope
 }
 
-// Tools lists the tools of every provider.
-func (c *Connector) Tools() []ToolDef {
-	var out []ToolDef
-	for _, p := range c.tools {
-		out = append(out, p.Tools()...)
+// Proposer is implemented by tool providers allowed to propose events: a
+// proposal of tool (its short name) is submitted only when CanPropose
+// says the provider may propose its type.
+type Proposer interface {
+	CanPropose(tool, eventType string) bool
+}
+
+// PluginHealth is the state of one plugin or extension, as
+// identity_current reports it.
+type PluginHealth struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	SHA256  string `json:"sha256,omitempty"`
+	// State is "loaded", "failed" (refused at load; LastError says why)
+	// or "closed".
+	State     string   `json:"state"`
+	Loaded    bool     `json:"loaded"`
+	Grants    []string `json:"grants"`
+	Tools     []string `json:"tools"`
+	Validates []string `json:"validates,omitempty"`
+	Watches   []string `json:"watches,omitempty"`
+	Packs     []string `json:"packs,omitempty"`
+	Calls     uint64   `json:"calls"`
+	// Failures counts failed calls (and a refused load); each failure of
+	// a validator refused writes of its types, each failure of a watcher
+	// skipped a sync page.
+	Failures            uint64            `json:"failures"`
+	ConsecutiveFailures uint64            `json:"consecutive_failures,omitempty"`
+	FailuresByCode      map[string]uint64 `json:"failures_by_code,omitempty"`
+	LastError           string            `json:"last_error,omitempty"`
+	LastErrorCode       string            `json:"last_error_code,omitempty"`
+	LastErrorAt         int64             `json:"last_error_at,omitempty"`
+}
+
+// toolEntry is one routable tool.
+type toolEntry struct {
+	def      ToolDef
+	provider ToolProvider
+}
+
+// packSource resolves plugin type packs by ID ("<name>/<version>").
+type packSource interface {
+	Pack(ctx context.Context, id string) (*plugin.Pack, error)
+}
+
+// initPlugins wires the extensions of opts: Options.Plugins (every loaded
+// plugin's validators, watchers, tools and packs) and the Go extensions of
+// Options.Validators, Watchers and Tools.
+func (c *Connector) initPlugins(opts Options) {
+	validators := slices.Clone(opts.Validators)
+	c.watchers = slices.Clone(opts.Watchers)
+	providers := slices.Clone(opts.Tools)
+	if reg := opts.Plugins; reg != nil {
+		for _, p := range reg.Plugins() {
+			if len(p.ValidatedTypes()) > 0 {
+				validators = append(validators, PluginValidator(p))
+			}
+			if len(p.WatchedTypes()) > 0 {
+				c.watchers = append(c.watchers, PluginWatcher(p))
+			}
+			if len(p.Tools()) > 0 {
+				providers = append(providers, PluginTools(p))
+			}
+		}
+		c.packs = reg
+	}
+	for _, v := range validators {
+		for _, typ := range v.ValidatedTypes() {
+			c.validators[typ] = append(c.validators[typ], v)
+		}
+	}
+	c.tools = providers
+	c.toolIndex = map[string]*toolEntry{}
+	for _, p := range providers {
+		for _, t := range p.Tools() {
+			if c.toolIndex[t.MCPName] != nil || standardTools[t.MCPName] {
+				c.log.Warn("plugin tool skipped: its name is taken", "tool", t.MCPName, "provider", p.Name())
+				continue
+			}
+			if !t.ReadOnly {
+				t.OutputSchema = withProposalResults(t.OutputSchema)
+			}
+			c.toolIndex[t.MCPName] = &toolEntry{def: t, provider: p}
+			c.toolList = append(c.toolList, t)
+		}
+	}
+	sort.Slice(c.toolList, func(i, j int) bool { return c.toolList[i].MCPName < c.toolList[j].MCPName })
+}
+
+// withProposalResults returns a proposing tool's output schema with the
+// proposal_results member the connector adds (nil stays nil: without an
+// output schema the structured result is not described).
+func withProposalResults(schema map[string]any) map[string]any {
+	if schema == nil {
+		return nil
+	}
+	out := maps.Clone(schema)
+	props, _ := out["properties"].(map[string]any)
+	props = maps.Clone(props)
+	if props == nil {
+		props = map[string]any{}
+	}
+	props[ProposalResultsMember] = map[string]any{
+		"type":        "array",
+		"description": "Set by apconnect: what became of each event the tool proposed (sent, held, rejected, or refused with an error).",
+		"items":       map[string]any{"type": "object"},
+	}
+	out["properties"] = props
+	return out
+}
+
+// Tools lists the tools of every provider, sorted by MCP name. A tool
+// whose name is taken (by a standard tool or an earlier provider) is left
+// out.
+func (c *Connector) Tools() []ToolDef { return slices.Clone(c.toolList) }
+
+// CallTool routes a provider tool call by its MCP name. When the arguments
+// name a room (room_id, and host when needed), the room is resolved (and
+// opened when it is not known locally) and the tool gets its context: the
+// verified state, the members and the records of the provider's scope.
+// Proposals of a provider allowed to propose are submitted through the
+// normal write path for that room (local checks, validators, holds and
+// rejections included), under session sess, and reported in
+// ProposalResults.
+func (c *Connector) CallTool(ctx context.Context, sess SessionID, mcpName string, args json.RawMessage) (*ToolResult, error) {
+	te := c.toolIndex[mcpName]
+	if te == nil {
+		return nil, errorf(CodeNotFound, "no tool %s", mcpName)
+	}
+	tc := &ToolContext{Self: c.self}
+	var probe struct {
+		RoomID string `json:"room_id"`
+		Host   string `json:"host"`
+	}
+	var rr *roomRef
+	if json.Unmarshal(args, &probe) == nil && probe.RoomID != "" {
+		var err error
+		if rr, err = c.resolve(ctx, probe.Host, probe.RoomID, true); err != nil {
+			return nil, err
+		}
+		st, err := c.loadStateRow(ctx, rr.row)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		if st.Room != nil {
+			rc := c.roomContext(rr.h, st.Room)
+			if s, ok := te.provider.(ToolScoper); ok {
+				if err := c.fillRecords(ctx, rr.row.Key, rc, s.ToolScope(te.def.Name)); err != nil {
+					return nil, wrap(err)
+				}
+			}
+			tc.Room = rc
+		}
+	}
+	res, err := te.provider.CallTool(ctx, te.def.Name, args, tc)
+	if err != nil {
+		return nil, c.toolFailure(te, err)
+	}
+	if res == nil {
+		res = &ToolResult{}
+	}
+	if len(res.Proposals) > 0 {
+		res.ProposalResults = c.submitProposals(ctx, sess, te, rr, res)
+	}
+	return res, nil
+}
+
+// toolFailure maps a provider's failure to the agent's error: bad
+// arguments are invalid_input, anything else plugin_failed naming the
+// provider and its code.
+func (c *Connector) toolFailure(te *toolEntry, err error) *Error {
+	code := plugin.CodeOf(err)
+	switch code {
+	case plugin.CodeInvalidArguments:
+		return &Error{Code: CodeInvalidInput, Message: err.Error(), Err: err}
+	case plugin.CodeCanceled:
+		return &Error{Code: CodePluginFailed, Message: "the call was canceled", Err: err}
+	}
+	c.pluginFailed(te.provider.Name(), err)
+	data := map[string]any{"plugin": te.provider.Name()}
+	if code != "" {
+		data["plugin_code"] = string(code)
+	}
+	return &Error{Code: CodePluginFailed, Message: "plugin tool " + te.def.MCPName + " failed: " + err.Error(), Data: data, Err: err}
+}
+
+// submitProposals submits a tool result's proposals, in order, through the
+// write path of the room the tool's arguments named.
+func (c *Connector) submitProposals(ctx context.Context, sess SessionID, te *toolEntry, rr *roomRef, res *ToolResult) []ProposalResult {
+	out := make([]ProposalResult, 0, len(res.Proposals))
+	pr, _ := te.provider.(Proposer)
+	for i, p := range res.Proposals {
+		r := ProposalResult{Index: i, Type: p.Type}
+		refuse := func(code, format string, args ...any) {
+			r.Status = StatusRefused
+			r.Error = &ErrorView{Code: code, Message: errorf(code, format, args...).Message}
+		}
+		switch {
+		case res.IsError:
+			refuse(CodeInvalidInput, "the tool reported an error; its proposals are not submitted")
+		case pr == nil || !pr.CanPropose(te.def.Name, p.Type):
+			refuse(string(plugin.CodeNotGranted), "%s may not propose %s events (the operator grants propose:<type>)", te.provider.Name(), p.Type)
+		case rr == nil:
+			refuse(CodeInvalidInput, "a tool that proposes events must name its room with room_id (and host)")
+		case p.Actor != "" && p.Actor != c.self:
+			refuse(CodeInvalidInput, "the proposal names actor %s; apconnect signs only as %s", p.Actor, c.self)
+		default:
+			wr, err := c.submitProposal(ctx, sess, rr, p)
+			if err != nil {
+				e := AsError(err)
+				r.Status, r.Error = StatusRefused, &ErrorView{Code: e.Code, Message: e.Message, Data: e.Data}
+			} else {
+				r.Status, r.Result = wr.Status, wr
+			}
+		}
+		out = append(out, r)
 	}
 	return out
 }
 
-// CallTool routes a provider tool call by its MCP name. roomID (and host),
-// when the arguments name a room, add the room's context.
-func (c *Connector) CallTool(ctx context.Context, sess SessionID, mcpName string, args json.RawMessage) (*ToolResult, error) {
-	for _, p := range c.tools {
-		for _, t := range p.Tools() {
-			if t.MCPName != mcpName {
-				continue
-			}
-			tc := &ToolContext{Self: c.self}
-			var probe struct {
-				RoomID string `json:"room_id"`
-				Host   string `json:"host"`
-			}
-			if json.Unmarshal(args, &probe) == nil && probe.RoomID != "" {
-				if rr, err := c.resolve(ctx, probe.Host, probe.RoomID, false); err == nil && rr.row != nil {
-					if st, err := c.loadState(ctx, rr.h, rr.row.Key); err == nil && st.Room != nil {
-						tc.Room = c.roomContext(rr.h, st.Room)
-					}
-				}
-			}
-			res, err := p.CallTool(ctx, t.Name, args, tc)
-			if err != nil {
-				c.pluginFailed(p.Name(), err)
-				return nil, &Error{Code: CodeInternal, Message: "plugin tool " + mcpName + " failed: " + err.Error()}
-			}
-			return res, nil
+// submitProposal writes one proposal as the agent would with
+// agent_protocols_room_submit_event (default base, on_head_mismatch hold).
+func (c *Connector) submitProposal(ctx context.Context, sess SessionID, rr *roomRef, p Proposal) (*WriteResult, error) {
+	if !adp.ValidTypeName(p.Type) {
+		return nil, invalid("type %q is not an event type name", p.Type)
+	}
+	payload := p.Payload
+	if payload == nil {
+		payload = map[string]any{}
+	}
+	pv, err := objectValue(payload)
+	if err != nil {
+		return nil, invalid("payload: %v", err)
+	}
+	if p.Type == adp.TypeTypeDefine {
+		if pv, err = c.expandTypeDefine(ctx, rr.h, pv); err != nil {
+			return nil, err
 		}
 	}
-	return nil, errorf(CodeNotFound, "no tool %s", mcpName)
+	draft := map[string]any{"type": p.Type, "payload": pv, "mentions": strs(p.Mentions), "references": strs(p.References)}
+	return c.write(ctx, &writeRequest{sess: sess, rr: rr, typ: p.Type, payload: pv, mentions: p.Mentions,
+		references: p.References, policy: PolicyHold, draftKind: "event", draftInput: draft})
 }
 
 func (c *Connector) pluginFailed(name string, err error) {
@@ -196,8 +454,39 @@ func (c *Connector) pluginFailed(name string, err error) {
 	c.log.Warn("plugin failed", "plugin", name, "err", err)
 }
 
-// pluginHealth lists every extension with its latest failure.
+// pluginHealth lists every plugin with its state: the loaded plugins of
+// Options.Plugins, those refused at load (Options.PluginFailures), then the
+// Go extensions with their latest failure.
 func (c *Connector) pluginHealth() []PluginHealth {
+	c.pluginMu.Lock()
+	errs := maps.Clone(c.pluginErrs)
+	c.pluginMu.Unlock()
+	var out []PluginHealth
+	seen := map[string]bool{}
+	if reg := c.opts.Plugins; reg != nil {
+		for _, p := range reg.Plugins() {
+			h := healthView(p.Health(0))
+			d := p.Description()
+			h.Validates, h.Watches = d.Validates, d.Watches
+			for _, t := range d.Tools {
+				h.Tools = append(h.Tools, t.MCPName)
+			}
+			for _, pk := range d.Packs {
+				h.Packs = append(h.Packs, pk.ID())
+			}
+			if h.LastError == "" && errs[h.Name] != "" {
+				h.LastError = errs[h.Name]
+			}
+			seen[h.Name] = true
+			out = append(out, h)
+		}
+	}
+	for _, f := range c.opts.PluginFailures {
+		h := healthView(f)
+		h.State = "failed"
+		seen[h.Name] = true
+		out = append(out, h)
+	}
 	names := map[string]bool{}
 	for _, vs := range c.validators {
 		for _, v := range vs {
@@ -210,17 +499,34 @@ func (c *Connector) pluginHealth() []PluginHealth {
 	for _, t := range c.tools {
 		names[t.Name()] = true
 	}
-	c.pluginMu.Lock()
-	defer c.pluginMu.Unlock()
-	var out []PluginHealth
+	var extra []PluginHealth
 	for n := range names {
-		out = append(out, PluginHealth{Name: n, LastError: c.pluginErrs[n]})
+		if !seen[n] {
+			extra = append(extra, PluginHealth{Name: n, State: "loaded", Loaded: true, Grants: []string{}, Tools: []string{}, LastError: errs[n]})
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	sort.Slice(extra, func(i, j int) bool { return extra[i].Name < extra[j].Name })
+	return append(out, extra...)
 }
 
-// roomContext builds the plugin view of a verified room.
+// healthView is the identity_current view of a plugin's health.
+func healthView(h plugin.Health) PluginHealth {
+	v := PluginHealth{Name: h.Name, Version: h.Version, SHA256: h.Digest, State: "loaded", Loaded: h.Loaded,
+		Grants: h.Grants, Tools: []string{}, Calls: h.Calls, Failures: h.Failures, ConsecutiveFailures: h.ConsecutiveFailures,
+		FailuresByCode: h.FailuresByCode, LastError: room.Truncate(h.LastError, 1000), LastErrorCode: string(h.LastErrorCode)}
+	if !h.Loaded {
+		v.State = "closed"
+	}
+	if v.Grants == nil {
+		v.Grants = []string{}
+	}
+	if !h.LastErrorAt.IsZero() {
+		v.LastErrorAt = h.LastErrorAt.UnixMilli()
+	}
+	return v
+}
+
+// roomContext builds the plugin view of a verified room (no records).
 func (c *Connector) roomContext(h *hostState, r *adp.Room) *RoomContext {
 	rc := &RoomContext{RoomID: r.ID, Host: h.origin, Status: string(r.StatusAt(c.nowMS())), Creator: r.Creator,
 		HeadSeq: r.Head.Seq, HeadHash: r.Head.Hash, Self: c.self, Members: []PluginMember{}, Types: []PluginType{}}
@@ -236,21 +542,32 @@ func (c *Connector) roomContext(h *hostState, r *adp.Room) *RoomContext {
 	return rc
 }
 
-// validate runs the validators of an event type. It returns nil when every
-// validator accepts.
-func (c *Connector) validate(ctx context.Context, h *hostState, r *adp.Room, p Proposal) *Error {
+// validate runs the validators of an event type, each with a room context
+// holding the records of its scope. It returns nil when every validator
+// accepts. A validator that fails (or whose records cannot be read)
+// refuses the write: its types fail closed, nothing else is affected.
+func (c *Connector) validate(ctx context.Context, h *hostState, key int64, r *adp.Room, p Proposal) *Error {
 	vs := c.validators[p.Type]
 	if len(vs) == 0 {
 		return nil
 	}
-	rc := c.roomContext(h, r)
+	base := c.roomContext(h, r)
 	var errs []any
 	for _, v := range vs {
-		fes, err := v.ValidateEvent(ctx, p, rc)
+		rc := *base
+		if s, ok := v.(ValidateScoper); ok {
+			if err := c.fillRecords(ctx, key, &rc, s.ValidateScope(p)); err != nil {
+				c.pluginFailed(v.Name(), err)
+				return failedClosed(v.Name(), p.Type, err)
+			}
+		}
+		fes, err := v.ValidateEvent(ctx, p, &rc)
 		if err != nil {
+			if errors.Is(err, context.Canceled) || plugin.CodeOf(err) == plugin.CodeCanceled {
+				return &Error{Code: CodePluginFailed, Message: "the call was canceled while " + v.Name() + " validated it", Err: err}
+			}
 			c.pluginFailed(v.Name(), err)
-			return &Error{Code: CodeInvalidEvent, Message: "validator " + v.Name() + " failed; writes of " + p.Type + " are refused until it works",
-				Data: map[string]any{"errors": []any{map[string]any{"plugin": v.Name(), "path": "", "message": err.Error()}}}}
+			return failedClosed(v.Name(), p.Type, err)
 		}
 		for _, fe := range fes {
 			errs = append(errs, map[string]any{"plugin": v.Name(), "path": fe.Path, "message": room.Truncate(fe.Message, 500)})
@@ -259,7 +576,18 @@ func (c *Connector) validate(ctx context.Context, h *hostState, r *adp.Room, p P
 	if len(errs) == 0 {
 		return nil
 	}
-	return &Error{Code: CodeInvalidEvent, Message: "the event was refused by a validator", Data: map[string]any{"errors": errs}}
+	return &Error{Code: CodeInvalidEvent, Message: "the event was refused by a validator", Data: map[string]any{"errors": errs, "local": true}}
+}
+
+// failedClosed is the refusal of a write whose validator failed.
+func failedClosed(name, typ string, err error) *Error {
+	msg := room.Truncate(err.Error(), 500)
+	data := map[string]any{"errors": []any{map[string]any{"plugin": name, "path": "", "message": msg}}, "local": true, "fail_closed": true}
+	if code := plugin.CodeOf(err); code != "" {
+		data["plugin_code"] = string(code)
+	}
+	return &Error{Code: CodeInvalidEvent, Message: "validator " + name + " failed (" + msg + "); writes of " + typ +
+		" are refused until it works", Data: data, Err: err}
 }
 
 // watch runs the watchers over an applied batch and returns their items,
@@ -312,7 +640,7 @@ func (c *Connector) watch(ctx context.Context, h *hostState, r *adp.Room, applie
 			}
 			var tools []string
 			for _, t := range wi.SuggestedTools {
-				if c.toolExists(t) {
+				if c.toolExists(t) && !slices.Contains(tools, t) {
 					tools = append(tools, t)
 				}
 			}
@@ -336,15 +664,5 @@ func (c *Connector) watch(ctx context.Context, h *hostState, r *adp.Room, applie
 // toolExists reports whether a tool name is one of the standard tools or a
 // provider's.
 func (c *Connector) toolExists(name string) bool {
-	if standardTools[name] {
-		return true
-	}
-	for _, p := range c.tools {
-		for _, t := range p.Tools() {
-			if t.MCPName == name {
-				return true
-			}
-		}
-	}
-	return false
+	return standardTools[name] || c.toolIndex[name] != nil
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"apconnect/host/connector"
@@ -208,5 +211,90 @@ func TestPluginAdapters(t *testing.T) {
 	res, err := tp.CallTool(ctx, "t", nil, &connector.ToolContext{Self: "did:agent:me", Room: rc})
 	if err != nil || res.Text != "t did:agent:me" || len(res.Proposals) != 1 || res.Proposals[0].Payload["a"] != "b" {
 		t.Fatalf("tool %+v %v", res, err)
+	}
+}
+
+// scopedValidator asks for the records of the poll type and those the
+// proposal names, and keeps the room context it was given.
+type scopedValidator struct {
+	mu  sync.Mutex
+	got []connector.RoomContext
+}
+
+func (*scopedValidator) Name() string             { return "scoped" }
+func (*scopedValidator) ValidatedTypes() []string { return []string{"poll.vote"} }
+func (*scopedValidator) ValidateScope(p connector.Proposal) plugin.RecordScope {
+	return plugin.RecordScope{Types: []string{"poll.create"}, EventIDs: plugin.ProposalEventIDs(plugin.Proposal{Payload: p.Payload})}
+}
+func (v *scopedValidator) ValidateEvent(_ context.Context, _ connector.Proposal, rc *connector.RoomContext) ([]connector.FieldError, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.got = append(v.got, *rc)
+	return nil, nil
+}
+
+func (v *scopedValidator) last() connector.RoomContext {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.got[len(v.got)-1]
+}
+
+// A validator's room context carries the records of its scope from the
+// verified store: the newest of its types and the referenced ones, in seq
+// order, and records_truncated unless the store holds the room from seq 1.
+func TestValidatorRecordScope(t *testing.T) {
+	h := startHub(t)
+	av, bv := &scopedValidator{}, &scopedValidator{}
+	alice := newAgent(t, h, 0xA1, "", func(o *connector.Options) { o.Validators = []connector.Validator{av} })
+	// bob keeps only the newest 10 records of a room.
+	bob := newAgent(t, h, 0xB0, "", func(o *connector.Options) {
+		o.Config.State.RecordsPerRoom = 10
+		o.Validators = []connector.Validator{bv}
+	})
+	roomID := createRoom(t, alice, h, "public", func(in *connector.RoomCreateInput) {
+		in.Types = []map[string]any{{"use": "adp:deliberation/1.0"}}
+	})
+	pollOf := func(id string) string {
+		res := must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess, connector.RoomSubmitEventInput{
+			RoomID: roomID, Type: "poll.create", OnHeadMismatch: "send_anyway",
+			Payload: map[string]any{"poll_id": id, "question": id + "?", "options": []any{map[string]any{"id": "a", "label": "A"}}}}))
+		return res.Item.EventID
+	}
+	old := pollOf("old")
+	for i := range 12 {
+		must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess,
+			connector.RoomSendMessageInput{RoomID: roomID, Content: fmt.Sprint("filler ", i), OnHeadMismatch: "send_anyway"}))
+	}
+	recent := pollOf("recent")
+	vote := func(a *agent, poll string) {
+		t.Helper()
+		must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(a.RoomSubmitEvent(ctx, a.sess, connector.RoomSubmitEventInput{
+			RoomID: roomID, Type: "poll.vote", OnHeadMismatch: "send_anyway", Payload: map[string]any{"poll_event_id": poll, "option_ids": []any{"a"}}}))
+	}
+	ids := func(rc connector.RoomContext) []string {
+		var out []string
+		for _, r := range rc.Records {
+			out = append(out, r.EventID)
+			if r.Type != "poll.create" || r.Actor != alice.id || len(r.Payload) == 0 || r.Redacted {
+				t.Fatalf("record %+v", r)
+			}
+		}
+		return out
+	}
+	// alice holds the whole room: both polls, oldest first, not truncated.
+	vote(alice, recent)
+	if rc := av.last(); rc.RecordsTruncated || !slices.Equal(ids(rc), []string{old, recent}) || rc.RoomID != roomID || rc.Self != alice.id {
+		t.Fatalf("alice's context: truncated %v, records %v", rc.RecordsTruncated, ids(rc))
+	}
+	// bob joins and holds only the newest records: the old poll is gone,
+	// the context says it is partial.
+	must[*connector.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, connector.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
+	vote(bob, recent)
+	if rc := bv.last(); !rc.RecordsTruncated || !slices.Equal(ids(rc), []string{recent}) {
+		t.Fatalf("bob's context: truncated %v, records %v", rc.RecordsTruncated, ids(rc))
+	}
+	vote(bob, old)
+	if rc := bv.last(); !rc.RecordsTruncated || !slices.Equal(ids(rc), []string{recent}) {
+		t.Fatalf("bob's context of a vote on a poll he does not hold: %v", ids(rc))
 	}
 }

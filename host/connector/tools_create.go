@@ -41,7 +41,11 @@ func (c *Connector) RoomCreate(ctx context.Context, sess SessionID, in RoomCreat
 		p["policy"] = in.Policy
 	}
 	if in.Types != nil {
-		p["types"] = in.Types
+		types, err := c.expandTypes(ctx, h, in.Types)
+		if err != nil {
+			return nil, err
+		}
+		p["types"] = types
 	}
 	if in.Extra != nil {
 		p["extra"] = in.Extra

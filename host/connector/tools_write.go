@@ -81,6 +81,12 @@ func (c *Connector) RoomSubmitEvent(ctx context.Context, sess SessionID, in Room
 	if err != nil {
 		return nil, err
 	}
+	if in.Type == adp.TypeTypeDefine {
+		// A plugin pack import becomes the inline definition it brings.
+		if pv, err = c.expandTypeDefine(ctx, rr.h, pv); err != nil {
+			return nil, err
+		}
+	}
 	draft := map[string]any{"type": in.Type, "payload": pv, "mentions": strs(in.Mentions), "references": strs(in.References)}
 	return c.write(ctx, &writeRequest{sess: sess, rr: rr, typ: in.Type, payload: pv, mentions: in.Mentions,
 		references: in.References, base: base, policy: policy, draftKind: "event", draftInput: draft})

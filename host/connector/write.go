@@ -309,7 +309,7 @@ func (c *Connector) localCheck(ctx context.Context, h *hostState, key int64, r *
 				}
 			}
 		}
-		if verr := c.validate(ctx, h, r, Proposal{RoomID: r.ID, Host: h.origin, Type: ev.Type, Actor: c.self, Payload: payload,
+		if verr := c.validate(ctx, h, key, r, Proposal{RoomID: r.ID, Host: h.origin, Type: ev.Type, Actor: c.self, Payload: payload,
 			Mentions: ev.Mentions, References: refs}); verr != nil {
 			return verr
 		}

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -26,8 +27,15 @@ import (
 //go:embed instructions.md
 var instructions string
 
-// catalog is the loaded standard tool catalog.
-var catalog = mustLoadCatalog()
+// catalog returns the loaded standard tool catalog. It is loaded (every
+// schema compiled, about 40 ms) on first use rather than at program start,
+// so that commands without an MCP server do not pay for it and
+// `apconnect mcp` can load it while the plugins load (Preload).
+var catalog = sync.OnceValue(mustLoadCatalog)
+
+// Preload loads the tool catalog now, so that a server built later does not
+// wait for it. It is safe to call from any goroutine, any number of times.
+func Preload() { catalog() }
 
 func mustLoadCatalog() *loadedCatalog {
 	c, err := loadCatalog(schemas.Tools)
@@ -118,8 +126,8 @@ type ToolInfo struct {
 // name. Each call returns fresh values the caller may keep or hand to
 // mcp.Server.AddTool (which must not see them modified afterwards).
 func Catalog() []*mcp.Tool {
-	out := make([]*mcp.Tool, len(catalog.tools))
-	for i, t := range catalog.tools {
+	out := make([]*mcp.Tool, len(catalog().tools))
+	for i, t := range catalog().tools {
 		out[i] = t.mcpTool()
 	}
 	return out
@@ -127,7 +135,7 @@ func Catalog() []*mcp.Tool {
 
 // Tool returns the definition of the catalog tool name as served.
 func Tool(name string) (*mcp.Tool, bool) {
-	t, ok := catalog.byName[name]
+	t, ok := catalog().byName[name]
 	if !ok {
 		return nil, false
 	}
@@ -136,8 +144,8 @@ func Tool(name string) (*mcp.Tool, bool) {
 
 // Names returns the catalog tool names, sorted.
 func Names() []string {
-	out := make([]string, len(catalog.tools))
-	for i, t := range catalog.tools {
+	out := make([]string, len(catalog().tools))
+	for i, t := range catalog().tools {
 		out[i] = t.name
 	}
 	return out
@@ -145,7 +153,7 @@ func Names() []string {
 
 // Info returns what the catalog knows about tool name.
 func Info(name string) (ToolInfo, bool) {
-	t, ok := catalog.byName[name]
+	t, ok := catalog().byName[name]
 	if !ok {
 		return ToolInfo{}, false
 	}
@@ -154,8 +162,8 @@ func Info(name string) (ToolInfo, bool) {
 
 // Infos returns Info for every catalog tool, sorted by name.
 func Infos() []ToolInfo {
-	out := make([]ToolInfo, len(catalog.tools))
-	for i, t := range catalog.tools {
+	out := make([]ToolInfo, len(catalog().tools))
+	for i, t := range catalog().tools {
 		out[i] = t.info()
 	}
 	return out
@@ -166,7 +174,7 @@ func Infos() []ToolInfo {
 // fields, wrong types, values out of range and missing required fields are
 // reported with JSON pointers to the offending input.
 func InputSchema(name string) (*Schema, bool) {
-	t, ok := catalog.byName[name]
+	t, ok := catalog().byName[name]
 	if !ok {
 		return nil, false
 	}
@@ -176,7 +184,7 @@ func InputSchema(name string) (*Schema, bool) {
 // OutputSchema returns the compiled output schema of tool name, for checking
 // that the engine's structured results match what the catalog promises.
 func OutputSchema(name string) (*Schema, bool) {
-	t, ok := catalog.byName[name]
+	t, ok := catalog().byName[name]
 	if !ok {
 		return nil, false
 	}

@@ -168,6 +168,14 @@ func (fakeTools) CallTool(_ context.Context, name string, args json.RawMessage, 
 		Proposals: []connector.Proposal{{Type: "poll.vote", Payload: map[string]any{"choice": "a"}}}}, nil
 }
 
+// firstOf returns the first element of a JSON array value, or nil.
+func firstOf(v any) any {
+	if a, ok := v.([]any); ok && len(a) > 0 {
+		return a[0]
+	}
+	return nil
+}
+
 func TestPluginToolsAreListedAndCalled(t *testing.T) {
 	h := startHub(t)
 	a := newAgent(t, h, "alice", 0xA1, agentOptions{tools: []connector.ToolProvider{fakeTools{}}})
@@ -179,8 +187,12 @@ func TestPluginToolsAreListedAndCalled(t *testing.T) {
 	if i < 0 || len(tools.Tools) != len(Names())+1 || !tools.Tools[i].Annotations.ReadOnlyHint || !strings.Contains(tools.Tools[i].Description, "untrusted") {
 		t.Fatalf("plugin tool not listed as expected (%d tools)", len(tools.Tools))
 	}
+	// A provider without propose grants proposes nothing: the proposal is
+	// reported as refused and nothing is signed.
 	res := callRaw(t, a.cs, "tally_count", obj{"text": "one two three"})
-	if res.IsError || get(res.StructuredContent, "words") != float64(3) || !strings.Contains(text(res), "nothing was signed") {
+	if res.IsError || get(res.StructuredContent, "words") != float64(3) ||
+		get(firstOf(get(res.StructuredContent, "proposal_results")), "status") != "refused" ||
+		get(firstOf(get(res.StructuredContent, "proposal_results")), "error", "code") != "plugin_not_granted" {
 		t.Fatalf("plugin call %s", text(res))
 	}
 }

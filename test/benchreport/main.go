@@ -111,6 +111,42 @@ var ratios = []ratio{
 		target:      &Target{Op: ">=", Value: 0.5},
 	},
 	{
+		name: "connector/catch-up-sync-plugins-vs-plain",
+		description: "records/s of a 5,000-record catch-up sync (half of the records watched by the first-party plugins, each becoming an inbox item) " +
+			"with the five first-party plugins enabled over the same sync without plugins, same room, same run (issue 6: >= 0.5)",
+		num:    key{"connector/CatchUpSyncPlugins", "plugins-records/s"},
+		den:    key{"connector/CatchUpSyncPlugins", "plain-records/s"},
+		target: &Target{Op: ">=", Value: 0.5},
+	},
+	{
+		name: "mcp/start-to-initialize-5-plugins-warm-vs-verify",
+		description: "median time from starting `apconnect mcp` with the five first-party plugins (compiled code in the home's cache) to its answer to initialize, " +
+			"in strict Ed25519 verifications; issue 6's <= 300 ms on a machine whose core verifies ~20,000 signatures/s is a ratio of 6,000",
+		num:    key{"e2e/StartToInitializePlugins/warm", "p50-ms"},
+		den:    key{"identity/VerifyStrict", "ms/op"},
+		target: &Target{Op: "<=", Value: 6000},
+	},
+	{
+		name: "mcp/start-to-initialize-5-plugins-cold-vs-verify",
+		description: "median time from starting `apconnect mcp` with the five first-party plugins and an empty compilation cache (all five compiled) to its answer to initialize, " +
+			"in strict Ed25519 verifications; issue 6's <= 3 s on a machine whose core verifies ~20,000 signatures/s is a ratio of 60,000",
+		num:    key{"e2e/StartToInitializePlugins/cold", "p50-ms"},
+		den:    key{"identity/VerifyStrict", "ms/op"},
+		target: &Target{Op: "<=", Value: 60000},
+	},
+	{
+		name:        "mcp/start-5-plugins-warm-over-no-plugins",
+		description: "median start-to-initialize with the five first-party plugins (warm compilation cache) over the median without plugins, same run",
+		num:         key{"e2e/StartToInitializePlugins/warm", "p50-ms"},
+		den:         key{"e2e/StartToInitialize", "p50-ms"},
+	},
+	{
+		name:        "mcp/start-5-plugins-cold-over-no-plugins",
+		description: "median start-to-initialize with the five first-party plugins (empty compilation cache) over the median without plugins, same run",
+		num:         key{"e2e/StartToInitializePlugins/cold", "p50-ms"},
+		den:         key{"e2e/StartToInitialize", "p50-ms"},
+	},
+	{
 		name:        "connector/timeline-p50-1000-rooms-vs-1",
 		description: "p50 of an unread timeline page of 50 with 1,000 rooms × 1,000 records stored over the p50 with one room",
 		num:         key{"connector/LocalReads/timeline/rooms=1000", "p50-ms"},
@@ -144,6 +180,8 @@ var bounds = []bound{
 	{key{"connector/MemoryAfterSync", "rss-MB"}, Target{"<=", 200}},
 	{key{"e2e/StdioLocalRead", "p50-ms"}, Target{"<=", 2}},
 	{key{"e2e/StartToInitialize", "p50-ms"}, Target{"<=", 200}},
+	{key{"e2e/StartToInitializePlugins/warm", "p50-ms"}, Target{"<=", 300}},
+	{key{"e2e/StartToInitializePlugins/cold", "p50-ms"}, Target{"<=", 3000}},
 }
 
 func (t Target) met(v float64) bool {

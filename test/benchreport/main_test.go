@@ -88,3 +88,50 @@ BenchmarkProcessStart-2        	      24	  52140958 ns/op	  50 p50-ms	  56.96053
 		t.Errorf("the overhead ratio has no target: %+v", m)
 	}
 }
+
+func TestPluginRatios(t *testing.T) {
+	const pluginSample = `pkg: apconnect/host/identity
+BenchmarkVerifyStrict-2    	   1000	     50000 ns/op
+pkg: apconnect/host/connector
+BenchmarkCatchUpSyncPlugins-2   	       1	1321545999 ns/op	     10000 plain-records/s	      7000 plugins-records/s	         0.7 plugins/plain-ratio
+pkg: apconnect/test/e2e
+BenchmarkStartToInitialize-2          	      10	  66848677 ns/op	        60 p50-ms	        70.23 p90-ms
+BenchmarkStartToInitializePlugins/warm-2         	      10	 272433535 ns/op	       270 p50-ms	       312.5 p90-ms
+BenchmarkStartToInitializePlugins/cold-2         	      10	3149737363 ns/op	      3150 p50-ms	      3460 p90-ms
+`
+	ms, err := parse(strings.NewReader(pluginSample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	applyBounds(ms)
+	for _, m := range ms {
+		if m.Name == "e2e/StartToInitializePlugins/warm" && m.Unit == "p50-ms" && (m.Meets == nil || !*m.Meets) {
+			t.Errorf("warm bound: %+v", m)
+		}
+		if m.Name == "e2e/StartToInitializePlugins/cold" && m.Unit == "p50-ms" && (m.Meets == nil || *m.Meets) {
+			t.Errorf("cold bound: %+v", m)
+		}
+	}
+	got := map[string]Metric{}
+	for _, m := range derive(ms) {
+		got[m.Name] = m
+	}
+	for name, want := range map[string]struct {
+		value float64
+		meets *bool
+	}{
+		"connector/catch-up-sync-plugins-vs-plain":         {0.7, ptr(true)},
+		"mcp/start-to-initialize-5-plugins-warm-vs-verify": {5400, ptr(true)},
+		"mcp/start-to-initialize-5-plugins-cold-vs-verify": {63000, ptr(false)},
+		"mcp/start-5-plugins-warm-over-no-plugins":         {4.5, nil},
+		"mcp/start-5-plugins-cold-over-no-plugins":         {52.5, nil},
+	} {
+		m, ok := got[name]
+		if !ok || math.Abs(m.Value-want.value) > 1e-9*want.value || (want.meets == nil) != (m.Meets == nil) ||
+			(want.meets != nil && *want.meets != *m.Meets) {
+			t.Errorf("%s = %+v, want %v", name, m, want.value)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
