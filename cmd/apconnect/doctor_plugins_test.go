@@ -34,7 +34,7 @@ func TestDoctorPlugins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfgText := strings.Replace(string(text), "plugins = []\n", "", 1) + `
+	cfgText := string(text) + `
 [[plugins]]
 name = "tampered"
 path = "plugins/tampered.wasm"

@@ -56,13 +56,13 @@ type Config struct {
 	Identities []Identity `toml:"identities"`
 	// Hosts is the allowlist of ADP hosts. apconnect talks to no other
 	// host; no tool can add one.
-	Hosts []Host `toml:"hosts"`
+	Hosts []Host `toml:"hosts,omitempty"`
 	// State configures the local SQLite state.
 	State State `toml:"state"`
 	// HTTP configures the loopback HTTP MCP listener.
 	HTTP HTTP `toml:"http"`
 	// Plugins are the WebAssembly plugins and what each may do.
-	Plugins []Plugin `toml:"plugins"`
+	Plugins []Plugin `toml:"plugins,omitempty"`
 
 	home string
 }

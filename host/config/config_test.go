@@ -742,3 +742,42 @@ func testCAPEM(t *testing.T) []byte {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
+
+// A file written by apconnect init must accept appended [[hosts]] and
+// [[plugins]] tables, as README and `apconnect plugin inspect` tell
+// operators to do: an empty "plugins = []" line would make that a TOML error.
+func TestFreshFileAcceptsAppendedTables(t *testing.T) {
+	home := t.TempDir()
+	c, err := Default(home, DefaultOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SaveNew(); err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(c.File())
+	if err != nil {
+		t.Fatal(err)
+	}
+	appended := string(text) + `
+[[hosts]]
+url = "https://adp.example.com"
+label = "example"
+
+[[plugins]]
+name = "deliberation"
+path = "plugins/deliberation.wasm"
+sha256 = "` + strings.Repeat("ab", 32) + `"
+grants = ["validate", "watch", "tools"]
+`
+	if err := os.WriteFile(c.File(), []byte(appended), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(home)
+	if err != nil {
+		t.Fatalf("appended tables rejected: %v", err)
+	}
+	if len(got.Hosts) != 1 || len(got.Plugins) != 1 || got.Plugins[0].Name != "deliberation" {
+		t.Fatalf("loaded %+v / %+v", got.Hosts, got.Plugins)
+	}
+}

@@ -111,6 +111,8 @@ func labelFor(rawURL string) string {
 
 const fileHeader = `# apconnect configuration. Every key is described in schemas/config.schema.json.
 # Relative paths are relative to the directory of this file (the apconnect home).
+# Allow more ADP hosts with [[hosts]] tables and enable plugins with [[plugins]]
+# tables (apconnect plugin inspect prints a ready one); append them below.
 
 `
 
@@ -131,8 +133,9 @@ func (c *Config) Marshal() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// clone returns a deep copy in which nil lists are empty, so the file
-// always shows every list key.
+// clone returns a deep copy. Empty host and plugin lists are left out of
+// the file, so an operator can append [[hosts]] and [[plugins]] tables
+// (a "plugins = []" line would make a later [[plugins]] table an error).
 func (c *Config) clone() *Config {
 	cp := *c
 	cp.Identities = make([]Identity, len(c.Identities))
@@ -140,8 +143,11 @@ func (c *Config) clone() *Config {
 		id.ProfileServices = append([]string{}, id.ProfileServices...)
 		cp.Identities[i] = id
 	}
-	cp.Hosts = append([]Host{}, c.Hosts...)
-	cp.Plugins = make([]Plugin, len(c.Plugins))
+	cp.Hosts = append([]Host(nil), c.Hosts...)
+	cp.Plugins = nil
+	if len(c.Plugins) > 0 {
+		cp.Plugins = make([]Plugin, len(c.Plugins))
+	}
 	for i, p := range c.Plugins {
 		p.Grants = append([]string{}, p.Grants...)
 		cp.Plugins[i] = p
