@@ -5,16 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
+
+	"apconnect/host/internal/sqlitedb"
 )
 
-// Migration is one forward-only schema step. Versions start at 1, increase
-// by exactly 1, and are never edited once released: a change is a new step.
-type Migration struct {
-	Version int
-	Name    string
-	SQL     string
-}
+// Migration is one forward-only schema step (see sqlitedb.Migration).
+type Migration = sqlitedb.Migration
 
 // Migrations is the ordered schema history of an agent database.
 var Migrations = []Migration{
@@ -215,32 +211,12 @@ CREATE TABLE outbox (
 CREATE INDEX outbox_state ON outbox (state, id);
 `
 
-// migrate applies pending migrations in one transaction each and checks the
-// database belongs to this Agent ID.
+// migrate applies pending migrations and checks the database belongs to
+// this Agent ID, in one transaction.
 func (s *Store) migrate(ctx context.Context) error {
 	return s.Write(ctx, func(tx *Tx) error {
-		if _, err := tx.tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-			version    INTEGER PRIMARY KEY,
-			name       TEXT    NOT NULL,
-			applied_at INTEGER NOT NULL
-		) STRICT`); err != nil {
+		if err := sqlitedb.Migrate(ctx, tx.tx, Migrations); err != nil {
 			return err
-		}
-		var current int
-		if err := tx.tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
-			return err
-		}
-		if current > len(Migrations) {
-			return fmt.Errorf("database schema version %d is newer than this apconnect (%d)", current, len(Migrations))
-		}
-		for _, m := range Migrations[current:] {
-			if _, err := tx.tx.ExecContext(ctx, m.SQL); err != nil {
-				return fmt.Errorf("migration %d (%s): %w", m.Version, m.Name, err)
-			}
-			if _, err := tx.tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-				m.Version, m.Name, time.Now().UnixMilli()); err != nil {
-				return err
-			}
 		}
 		var owner string
 		err := tx.tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'agent_id'`).Scan(&owner)

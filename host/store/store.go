@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +12,7 @@ import (
 
 	"apconnect/host/identity"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"apconnect/host/internal/sqlitedb"
 )
 
 // DefaultRecordsPerRoom is the record window kept per room when Options
@@ -22,10 +21,6 @@ const DefaultRecordsPerRoom = 1000
 
 // DefaultReaders is the size of the read pool when Options leaves it zero.
 const DefaultReaders = 4
-
-// pragmas apply to every connection; they live in the DSN because pooled
-// connections do not share per-connection state.
-const pragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=cache_size(-16384)"
 
 // Options configure Open.
 type Options struct {
@@ -157,45 +152,23 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	path := filepath.Join(dir, name)
-	base := "file:" + (&url.URL{Path: path}).EscapedPath()
-	wdb, err := sql.Open("sqlite", base+"?"+pragmas+"&_txlock=immediate")
-	if err != nil {
-		return nil, err
-	}
-	wdb.SetMaxOpenConns(1)
-	wdb.SetMaxIdleConns(1)
-	wdb.SetConnMaxLifetime(0)
-	wdb.SetConnMaxIdleTime(0)
-	if err := wdb.PingContext(ctx); err != nil {
-		wdb.Close()
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
-	}
 	window := int64(opts.RecordsPerRoom)
 	if window <= 0 {
 		window = DefaultRecordsPerRoom
-	}
-	s := &Store{path: path, agentID: opts.AgentID, window: window, w: &dbConn{db: wdb, stmts: map[string]*sql.Stmt{}}}
-	if err := s.migrate(ctx); err != nil {
-		wdb.Close()
-		return nil, fmt.Errorf("store: migrate %s: %w", path, err)
-	}
-	rdb, err := sql.Open("sqlite", base+"?"+pragmas+"&_pragma=query_only(1)")
-	if err != nil {
-		wdb.Close()
-		return nil, err
 	}
 	n := opts.Readers
 	if n <= 0 {
 		n = DefaultReaders
 	}
-	rdb.SetMaxOpenConns(n)
-	rdb.SetMaxIdleConns(n)
-	if err := rdb.PingContext(ctx); err != nil {
-		wdb.Close()
-		rdb.Close()
-		return nil, fmt.Errorf("store: open read pool %s: %w", path, err)
+	s := &Store{path: path, agentID: opts.AgentID, window: window}
+	pools, err := sqlitedb.Open(ctx, path, n, func(w *sql.DB) error {
+		s.w = &dbConn{db: w, stmts: map[string]*sql.Stmt{}}
+		return s.migrate(ctx)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
 	}
-	s.r = &dbConn{db: rdb, stmts: map[string]*sql.Stmt{}}
+	s.r = &dbConn{db: pools.Reader, stmts: map[string]*sql.Stmt{}}
 	if err := os.Chmod(path, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
 		s.Close()
 		return nil, fmt.Errorf("store: %w", err)

@@ -13,19 +13,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"sync"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"apconnect/host/internal/sqlitedb"
 )
 
 // FileName is the database file inside the data directory.
 const FileName = "hub.db"
-
-// pragmas apply to every connection; they must live in the DSN because
-// pooled connections do not share per-connection state.
-const pragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
 
 // DB is the hub's database: a single-connection writer and a read pool.
 type DB struct {
@@ -44,36 +39,15 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := "file:" + (&url.URL{Path: abs}).EscapedPath()
-	writer, err := sql.Open("sqlite", base+"?"+pragmas+"&_txlock=immediate")
+	db := &DB{path: abs}
+	pools, err := sqlitedb.Open(ctx, abs, 4, func(w *sql.DB) error {
+		db.writer = w
+		return db.Write(ctx, func(tx *sql.Tx) error { return sqlitedb.Migrate(ctx, tx, Migrations) })
+	})
 	if err != nil {
 		return nil, err
 	}
-	writer.SetMaxOpenConns(1)
-	writer.SetMaxIdleConns(1)
-	writer.SetConnMaxLifetime(0)
-	writer.SetConnMaxIdleTime(0)
-	if err := writer.PingContext(ctx); err != nil {
-		writer.Close()
-		return nil, fmt.Errorf("open %s: %w", abs, err)
-	}
-	db := &DB{path: abs, writer: writer}
-	if err := db.migrate(ctx); err != nil {
-		writer.Close()
-		return nil, fmt.Errorf("migrate %s: %w", abs, err)
-	}
-	reader, err := sql.Open("sqlite", base+"?"+pragmas+"&_pragma=query_only(1)")
-	if err != nil {
-		writer.Close()
-		return nil, err
-	}
-	reader.SetMaxOpenConns(4)
-	if err := reader.PingContext(ctx); err != nil {
-		writer.Close()
-		reader.Close()
-		return nil, fmt.Errorf("open %s read pool: %w", abs, err)
-	}
-	db.reader = reader
+	db.writer, db.reader = pools.Writer, pools.Reader
 	return db, nil
 }
 

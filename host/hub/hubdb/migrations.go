@@ -2,18 +2,12 @@ package hubdb
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
-	"time"
+
+	"apconnect/host/internal/sqlitedb"
 )
 
-// Migration is one forward-only schema step. Versions start at 1, increase
-// by exactly 1, and are never edited once released: a change is a new step.
-type Migration struct {
-	Version int
-	Name    string
-	SQL     string
-}
+// Migration is one forward-only schema step (see sqlitedb.Migration).
+type Migration = sqlitedb.Migration
 
 // Migrations is the ordered schema history of hub.db. The ADP host appends
 // its tables here as further steps.
@@ -145,50 +139,7 @@ CREATE TABLE adp_room_agents (
 ) STRICT, WITHOUT ROWID;
 `
 
-// migrate applies pending migrations, each in its own transaction.
-func (db *DB) migrate(ctx context.Context) error {
-	if _, err := db.writer.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version    INTEGER PRIMARY KEY,
-		name       TEXT    NOT NULL,
-		applied_at INTEGER NOT NULL
-	) STRICT`); err != nil {
-		return err
-	}
-	current, err := db.SchemaVersion(ctx)
-	if err != nil {
-		return err
-	}
-	latest := Migrations[len(Migrations)-1].Version
-	if current > latest {
-		return fmt.Errorf("database schema version %d is newer than this hub knows (%d); use a newer apconnect", current, latest)
-	}
-	for i, m := range Migrations {
-		if m.Version != i+1 {
-			return fmt.Errorf("migration %q has version %d, want %d", m.Name, m.Version, i+1)
-		}
-		if m.Version <= current {
-			continue
-		}
-		err := db.Write(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-				return fmt.Errorf("migration %d (%s): %w", m.Version, m.Name, err)
-			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-				m.Version, m.Name, time.Now().UnixMilli())
-			return err
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // SchemaVersion returns the highest applied migration version (0 for none).
 func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
-	var v sql.NullInt64
-	if err := db.writer.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v); err != nil {
-		return 0, err
-	}
-	return int(v.Int64), nil
+	return sqlitedb.Version(ctx, db.writer)
 }
