@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 
 	"apconnect/host/adp"
@@ -259,4 +260,27 @@ func profileFromValue(v any, pointer string) (*ProfileDocument, error) {
 	}
 	p.Raw = obj
 	return &p, nil
+}
+
+// decodePage parses the list response resp of GET u and decodes each item
+// with item, which gets the item, its JSON pointer and the items decoded so
+// far (for ordering checks). limit > 0 refuses a longer page. Every failure
+// is a *ResponseError naming the request.
+func decodePage[T any](u string, resp *response, limit int, item func(v any, pointer string, prev []T) (T, error)) (*Page[T], error) {
+	items, next, err := parseList(resp.body)
+	if err != nil {
+		return nil, bad(http.MethodGet, u, resp.status, err)
+	}
+	if limit > 0 && len(items) > limit {
+		return nil, bad(http.MethodGet, u, resp.status, fmt.Errorf("%d items for limit %d", len(items), limit))
+	}
+	page := &Page[T]{Items: make([]T, 0, len(items)), NextCursor: next}
+	for i, it := range items {
+		v, err := item(it, itemPointer(i), page.Items)
+		if err != nil {
+			return nil, bad(http.MethodGet, u, resp.status, err)
+		}
+		page.Items = append(page.Items, v)
+	}
+	return page, nil
 }

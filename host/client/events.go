@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 
 	"apconnect/host/adp"
@@ -31,25 +30,18 @@ func (h *Host) Events(ctx context.Context, roomID string, q EventsQuery) (*Page[
 	if err != nil {
 		return nil, err
 	}
-	items, next, err := parseList(resp.body)
-	if err != nil {
-		return nil, bad(http.MethodGet, u, resp.status, err)
-	}
-	if q.Limit > 0 && len(items) > q.Limit {
-		return nil, bad(http.MethodGet, u, resp.status, fmt.Errorf("%d records for limit %d", len(items), q.Limit))
-	}
-	page := &Page[*adp.Record]{Items: make([]*adp.Record, 0, len(items)), NextCursor: next}
-	last := q.AfterSeq
-	for i, it := range items {
-		rec, err := recordFromValue(it, roomID, itemPointer(i))
+	return decodePage(u, resp, q.Limit, func(v any, ptr string, prev []*adp.Record) (*adp.Record, error) {
+		rec, err := recordFromValue(v, roomID, ptr)
 		if err != nil {
-			return nil, bad(http.MethodGet, u, resp.status, err)
+			return nil, err
+		}
+		last := q.AfterSeq
+		if len(prev) > 0 {
+			last = prev[len(prev)-1].Seq
 		}
 		if rec.Seq <= last {
-			return nil, bad(http.MethodGet, u, resp.status, fmt.Errorf("%s: seq %d does not ascend past %d", itemPointer(i), rec.Seq, last))
+			return nil, fmt.Errorf("%s: seq %d does not ascend past %d", ptr, rec.Seq, last)
 		}
-		last = rec.Seq
-		page.Items = append(page.Items, rec)
-	}
-	return page, nil
+		return rec, nil
+	})
 }

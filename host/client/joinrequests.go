@@ -60,19 +60,9 @@ func (h *Host) JoinRequests(ctx context.Context, roomID string, q JoinRequestQue
 	if err != nil {
 		return nil, err
 	}
-	items, next, err := parseList(resp.body)
-	if err != nil {
-		return nil, bad(http.MethodGet, u, resp.status, err)
-	}
-	page := &Page[*JoinRequest]{Items: make([]*JoinRequest, 0, len(items)), NextCursor: next}
-	for i, it := range items {
-		jr, err := joinRequestFromValue(it, roomID, itemPointer(i))
-		if err != nil {
-			return nil, bad(http.MethodGet, u, resp.status, err)
-		}
-		page.Items = append(page.Items, jr)
-	}
-	return page, nil
+	return decodePage(u, resp, 0, func(v any, ptr string, _ []*JoinRequest) (*JoinRequest, error) {
+		return joinRequestFromValue(v, roomID, ptr)
+	})
 }
 
 // JoinRequest reads one join request (its applicant, the creator and

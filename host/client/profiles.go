@@ -157,30 +157,21 @@ func (p *ProfileService) History(ctx context.Context, agentID string, limit int,
 	if err != nil {
 		return nil, err
 	}
-	items, next, err := parseList(resp.body)
-	if err != nil {
-		return nil, bad(http.MethodGet, u, resp.status, err)
-	}
-	if limit > 0 && len(items) > limit {
-		return nil, bad(http.MethodGet, u, resp.status, fmt.Errorf("%d envelopes for limit %d", len(items), limit))
-	}
-	page := &Page[*identity.Envelope]{Items: make([]*identity.Envelope, 0, len(items)), NextCursor: next}
-	for i, it := range items {
-		env, err := identity.EnvelopeFromValue(it, itemPointer(i))
+	return decodePage(u, resp, limit, func(v any, ptr string, prev []*identity.Envelope) (*identity.Envelope, error) {
+		env, err := identity.EnvelopeFromValue(v, ptr)
 		if err != nil {
-			return nil, bad(http.MethodGet, u, resp.status, err)
+			return nil, err
 		}
 		ev := env.Event
 		payload, _ := ev.Payload.(map[string]any)
 		if ev.Protocol != identity.ProtocolProfile || ev.Type != "profile.update" || payload == nil || payload["id"] != agentID {
-			return nil, bad(http.MethodGet, u, resp.status, fmt.Errorf("%s: not a profile.update of %s", itemPointer(i), agentID))
+			return nil, fmt.Errorf("%s: not a profile.update of %s", ptr, agentID)
 		}
-		if i > 0 && ev.Nonce >= page.Items[i-1].Event.Nonce {
-			return nil, bad(http.MethodGet, u, resp.status, fmt.Errorf("%s: history is not newest first by nonce", itemPointer(i)))
+		if len(prev) > 0 && ev.Nonce >= prev[len(prev)-1].Event.Nonce {
+			return nil, fmt.Errorf("%s: history is not newest first by nonce", ptr)
 		}
-		page.Items = append(page.Items, env)
-	}
-	return page, nil
+		return env, nil
+	})
 }
 
 // Batch reads up to MaxBatchIDs profiles in one request

@@ -157,19 +157,10 @@ func (h *Host) PublicRooms(ctx context.Context, q PublicRoomQuery) (*Page[*RoomR
 	if err != nil {
 		return nil, err
 	}
-	items, next, err := parseList(resp.body)
-	if err != nil {
-		return nil, bad(http.MethodGet, u, resp.status, err)
-	}
-	page := &Page[*RoomResource]{Items: make([]*RoomResource, 0, len(items)), NextCursor: next}
-	for i, it := range items {
+	return decodePage(u, resp, 0, func(v any, ptr string, _ []*RoomResource) (*RoomResource, error) {
 		var r RoomResource
-		if err := roomFromValue(it, &r, &r, itemPointer(i)); err != nil {
-			return nil, bad(http.MethodGet, u, resp.status, err)
-		}
-		page.Items = append(page.Items, &r)
-	}
-	return page, nil
+		return &r, roomFromValue(v, &r, &r, ptr)
+	})
 }
 
 // MyRooms lists the rooms related to the authenticated agent
@@ -188,17 +179,8 @@ func (h *Host) MyRooms(ctx context.Context, q MyRoomsQuery) (*Page[*MyRoom], err
 	if err != nil {
 		return nil, err
 	}
-	items, next, err := parseList(resp.body)
-	if err != nil {
-		return nil, bad(http.MethodGet, u, resp.status, err)
-	}
-	page := &Page[*MyRoom]{Items: make([]*MyRoom, 0, len(items)), NextCursor: next}
-	for i, it := range items {
+	return decodePage(u, resp, 0, func(v any, ptr string, _ []*MyRoom) (*MyRoom, error) {
 		var r MyRoom
-		if err := roomFromValue(it, &r, &r.RoomResource, itemPointer(i)); err != nil {
-			return nil, bad(http.MethodGet, u, resp.status, err)
-		}
-		page.Items = append(page.Items, &r)
-	}
-	return page, nil
+		return &r, roomFromValue(v, &r, &r.RoomResource, ptr)
+	})
 }
