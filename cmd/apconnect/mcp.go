@@ -78,7 +78,7 @@ func runMCP(ctx context.Context, e *env, home, agent string, logger *slog.Logger
 	defer a.reportPlugins(ctx, "mcp")()
 	srv := mcpserver.New(a.conn, mcpserver.Options{Version: versionString(), Logger: logger})
 	logger.Info("serving MCP over stdio", "identity", a.ident.Name, "agent_id", a.conn.AgentID(), "home", a.cfg.Home())
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: writeCloser(e.stdout)})
+	err = srv.Run(ctx, mcpserver.NewStdioTransport(readCloser(e.stdin), writeCloser(e.stdout), mcpserver.StdioOptions{Logger: logger}))
 	switch {
 	case ctx.Err() != nil:
 		logger.Info("stopping on a signal")

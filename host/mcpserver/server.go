@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -120,7 +121,7 @@ func newServer(conn *connector.Connector, opts Options) *server {
 		SubscribeHandler:   s.watch.subscribe,
 		UnsubscribeHandler: s.watch.unsubscribe,
 	})
-	s.srv.AddReceivingMiddleware(s.recoverMiddleware)
+	s.srv.AddReceivingMiddleware(s.codeMiddleware, s.recoverMiddleware)
 	if err := AddCatalog(s.srv, s.handlers()); err != nil {
 		panic(err) // a handler table that misses a catalog tool is a build bug
 	}
@@ -186,6 +187,68 @@ func (s *server) recoverMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}()
 		return next(ctx, method, req)
 	}
+}
+
+// notOffered are the methods of capabilities the server does not declare:
+// they are answered -32601, so what a client is told in initialize or
+// server/discover matches what it gets (the SDK would serve empty prompt
+// lists).
+var notOffered = map[string]bool{"prompts/list": true, "prompts/get": true, "completion/complete": true}
+
+// codeMiddleware gives every error a standard JSON-RPC or MCP code: a
+// method of a capability not offered is -32601, a missing resource is
+// -32002 up to 2025-11-25 and -32602 from 2026-07-28 on (SEP-2164), both
+// with the URI in data, and an error a handler returned without a code is
+// -32600 for initialize (a repeated handshake) and -32603 otherwise.
+func (s *server) codeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if notOffered[method] {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q (apconnect offers no prompts or completions)", method)}
+		}
+		res, err := next(ctx, method, req)
+		if err == nil {
+			return res, nil
+		}
+		var we *jsonrpc.Error
+		switch {
+		case errors.As(err, &we) && isResourceNotFound(we):
+			code := int64(codeResourceNotFound)
+			if requestVersion(req) >= statelessProtocol {
+				code = jsonrpc.CodeInvalidParams
+			}
+			return nil, &jsonrpc.Error{Code: code, Message: we.Message, Data: we.Data}
+		case we != nil && we.Code != 0:
+			return nil, err
+		case method == "initialize":
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the request was cancelled: " + err.Error()}
+		default:
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+	}
+}
+
+// isResourceNotFound recognizes mcp.ResourceNotFoundError (the SDK gives it
+// -32602 at every version).
+func isResourceNotFound(we *jsonrpc.Error) bool {
+	return (we.Code == mcp.CodeResourceNotFound || we.Code == codeResourceNotFound) && we.Message == "Resource not found"
+}
+
+// requestVersion is the protocol version a request follows: its own _meta
+// (2026-07-28), else its session's negotiated version.
+func requestVersion(req mcp.Request) string {
+	if p := req.GetParams(); p != nil {
+		if v, ok := p.GetMeta()[mcp.MetaKeyProtocolVersion].(string); ok && v != "" {
+			return v
+		}
+	}
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+		if ip := ss.InitializeParams(); ip != nil {
+			return ip.ProtocolVersion
+		}
+	}
+	return ""
 }
 
 func internalErrorResult() *mcp.CallToolResult {
