@@ -149,34 +149,47 @@ func TestLoopbackHTTP(t *testing.T) {
 		}
 	}
 
-	// A real MCP client with the token: the default (2026-07-28) client
-	// falls back to 2025-11-25 on this stateful endpoint, and each session
-	// keeps its own presented heads.
-	connect := func() *mcp.ClientSession {
+	// Real MCP clients with the token. At 2025-11-25 each session keeps
+	// its own presented heads; at 2026-07-28 (the SDK client's default,
+	// stateless) each client program does, across requests.
+	connect := func(name, protocol string) *mcp.ClientSession {
 		hc := &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "0"}, nil).Connect(bg,
-			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "0"}, nil).Connect(bg,
+			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cs.Close() })
 		return cs
 	}
-	one, two := connect(), connect()
-	if v := one.InitializeResult().ProtocolVersion; v != "2025-11-25" {
-		t.Errorf("negotiated %s over HTTP", v)
+	presented := func(cs *mcp.ClientSession, tool string) any {
+		t.Helper()
+		return get(structured(t, pfx+tool, callRaw(t, cs, pfx+tool, obj{"room_id": roomID})), "sync", "presented_seq")
 	}
-	st := structured(t, pfx+"room_state", callRaw(t, one, pfx+"room_state", obj{"room_id": roomID}))
-	if num(get(st, "sync", "presented_seq")) != 1 {
-		t.Fatalf("session one %v", st)
+	for _, c := range []struct {
+		protocol         string
+		oneName, twoName string
+	}{
+		{"2025-11-25", "http-test", "http-test"},
+		{"2026-07-28", "http-one", "http-two"},
+	} {
+		one, two := connect(c.oneName, c.protocol), connect(c.twoName, c.protocol)
+		if v := one.InitializeResult().ProtocolVersion; v != c.protocol {
+			t.Errorf("negotiated %s over HTTP, want %s", v, c.protocol)
+		}
+		if p := presented(one, "room_state"); num(p) != 1 {
+			t.Fatalf("%s: client one: presented %v", c.protocol, p)
+		}
+		if p := presented(two, "room_members_list"); p != nil {
+			t.Fatalf("%s: client two sees client one's presented head: %v", c.protocol, p)
+		}
+		if p := presented(one, "room_members_list"); num(p) != 1 {
+			t.Fatalf("%s: client one lost its presented head: %v", c.protocol, p)
+		}
 	}
-	ml := structured(t, pfx+"room_members_list", callRaw(t, two, pfx+"room_members_list", obj{"room_id": roomID}))
-	if get(ml, "sync", "presented_seq") != nil {
-		t.Fatalf("session two sees session one's presented head: %v", ml)
-	}
-	ml = structured(t, pfx+"room_members_list", callRaw(t, one, pfx+"room_members_list", obj{"room_id": roomID}))
-	if num(get(ml, "sync", "presented_seq")) != 1 {
-		t.Fatalf("session one lost its presented head: %v", ml)
+	// A second stateless client of the same program shares its heads.
+	if p := presented(connect("http-one", "2026-07-28"), "room_members_list"); num(p) != 1 {
+		t.Fatalf("a client program's heads are not kept across its connections: %v", p)
 	}
 
 	// The handler itself refuses what it cannot guard.

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -63,6 +64,9 @@ type server struct {
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*sessionState
+	// perClient holds the state of stateless (2026-07-28) HTTP clients,
+	// which outlives the one-request SDK sessions that share it.
+	perClient map[connector.SessionID]*sessionState
 
 	watch *watcher
 }
@@ -105,7 +109,8 @@ func newServer(conn *connector.Connector, opts Options) *server {
 	if opts.ProgressPoll <= 0 {
 		opts.ProgressPoll = DefaultProgressPoll
 	}
-	s := &server{conn: conn, opts: opts, log: opts.Logger, sessions: map[*mcp.ServerSession]*sessionState{}}
+	s := &server{conn: conn, opts: opts, log: opts.Logger, sessions: map[*mcp.ServerSession]*sessionState{},
+		perClient: map[connector.SessionID]*sessionState{}}
 	s.watch = newWatcher(s)
 	s.srv = mcp.NewServer(&mcp.Implementation{
 		Name:    "apconnect",
@@ -121,7 +126,7 @@ func newServer(conn *connector.Connector, opts Options) *server {
 		SubscribeHandler:   s.watch.subscribe,
 		UnsubscribeHandler: s.watch.unsubscribe,
 	})
-	s.srv.AddReceivingMiddleware(s.codeMiddleware, s.recoverMiddleware)
+	s.srv.AddReceivingMiddleware(s.codeMiddleware, s.statelessMiddleware, s.recoverMiddleware)
 	if err := AddCatalog(s.srv, s.handlers()); err != nil {
 		panic(err) // a handler table that misses a catalog tool is a build bug
 	}
@@ -152,6 +157,63 @@ func (s *server) session(ss *mcp.ServerSession) *sessionState {
 	st := &sessionState{id: s.sessionID(ss)}
 	s.sessions[ss] = st
 	return st
+}
+
+// Presented heads without a session.
+//
+// Over stateless (2026-07-28) HTTP every request is a session of its own
+// in the SDK, and the protocol gives the server nothing that names one
+// client instance: no session id, only what the request's _meta says
+// (io.modelcontextprotocol/clientInfo: name and version) and the bearer
+// token, which every local client shares. The connector session of such a
+// request is therefore the client program: "http-stateless:" and a hash of
+// clientInfo's name and version (a request without clientInfo counts as
+// one anonymous client). Heads presented to a request are the base of the
+// next write of the same client, across requests; clients with another
+// name or version never see them. Two running instances of one client
+// program share them — a client that must keep them apart speaks
+// 2025-11-25 (one session each) or uses `apconnect mcp` over stdio.
+
+// statelessMiddleware binds a stateless HTTP request's SDK session to its
+// client's connector session before any handler asks for it.
+func (s *server) statelessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil && ss.ID() == "" {
+			if ex := req.GetExtra(); ex != nil && ex.Header != nil {
+				s.bindClient(ss)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// statelessClientID is the connector session of a stateless HTTP client.
+func statelessClientID(info *mcp.Implementation) connector.SessionID {
+	name, version := "", ""
+	if info != nil {
+		name, version = info.Name, info.Version
+	}
+	sum := sha256.Sum256([]byte(name + "\x00" + version))
+	return connector.SessionID("http-stateless:" + hex.EncodeToString(sum[:12]))
+}
+
+func (s *server) bindClient(ss *mcp.ServerSession) {
+	var info *mcp.Implementation
+	if ip := ss.InitializeParams(); ip != nil {
+		info = ip.ClientInfo
+	}
+	id := statelessClientID(info)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.sessions[ss]; ok {
+		return
+	}
+	st, ok := s.perClient[id]
+	if !ok {
+		st = &sessionState{id: id}
+		s.perClient[id] = st
+	}
+	s.sessions[ss] = st
 }
 
 func (s *server) sessionID(ss *mcp.ServerSession) connector.SessionID {
