@@ -172,11 +172,13 @@ type guard struct {
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.hostAllowed(r.Host) {
 		g.log.Debug("refused: Host is not the loopback listener", "host", r.Host, "remote", r.RemoteAddr)
+		w.Header().Set("Connection", "close")
 		http.Error(w, "Forbidden: the Host header must name the loopback listener", http.StatusForbidden)
 		return
 	}
 	if origin := r.Header.Get("Origin"); origin != "" && !loopbackOrigin(origin) {
 		g.log.Debug("refused: foreign Origin", "origin", origin, "remote", r.RemoteAddr)
+		w.Header().Set("Connection", "close")
 		http.Error(w, "Forbidden: cross-origin requests are not allowed", http.StatusForbidden)
 		return
 	}
@@ -187,6 +189,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Unauthorized: present the token of the apconnect home's token file as a bearer token", http.StatusUnauthorized)
 		return
 	}
+	markAuthenticated(r.Context())
 	if r.URL.Path != HTTPPath {
 		http.NotFound(w, r)
 		return

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -273,4 +274,47 @@ func TestServeCancellation(t *testing.T) {
 	expect(t, "ping after the cancel", s.post(t, `{"jsonrpc":"2.0","id":3,"method":"ping"}`, sess), 200, 0, float64(3))
 	expect(t, "tools/list in the session", s.post(t, `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`, sess), 200, 0, float64(4))
 	expect(t, "a second initialize", s.post(t, `{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`, sess), 200, -32600, float64(5))
+}
+
+// Many idle unauthenticated connections — more than the process has file
+// descriptors — cannot lock the token holder out of `apconnect serve`.
+func TestServeIdleConnectionsCannotLockOut(t *testing.T) {
+	h := startHub(t)
+	home := newHome(t, h, "alice")
+	s := startServe(t, home, "alice", "ulimit -n 256")
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for i := 0; i < 400; i++ {
+		c, err := net.DialTimeout("tcp", s.hostport, 2*time.Second)
+		if err != nil {
+			break // the listen backlog is full: the attack is at its limit
+		}
+		if i%2 == 1 { // half of them start a request and never finish it
+			fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\n", s.hostport)
+		}
+		held = append(held, c)
+	}
+	if len(held) < 300 {
+		t.Fatalf("only %d connections could be opened", len(held))
+	}
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: false}}
+	req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("the token holder is locked out by %d idle connections: %v\n%s", len(held), err, s.stderr.String())
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("initialize: HTTP %d", resp.StatusCode)
+	}
+	// And keeps being served while the idle connections stay.
+	r := s.post(t, call26(2, "identity_current", `{}`, "raw"), hdr26("tools/call", "agent_protocols_identity_current"))
+	expect(t, "identity_current", r, 200, 0, float64(2))
 }
