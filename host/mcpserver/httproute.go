@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -32,7 +33,8 @@ import (
 // and a JSON-RPC error body: 413 for a body over the limit, 400 with -32700
 // or -32600 for a malformed message (decodeMessage), 400 with -32600 for a
 // request without a session other than initialize (the SDK would open a
-// session and answer code 0 with HTTP 200), and server/discover at a
+// session and answer code 0 with HTTP 200), and server/discover whose
+// MCP-Protocol-Version header and _meta disagree (400, -32020) or at a
 // version it does not serve (400, -32022, checkDiscover).
 //
 // Cancellation. In a 2025-11-25 session notifications/cancelled arrives on
@@ -117,6 +119,11 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if isRequest {
+		if mv := metaProtocolVersion(req.Params); version != "" && mv != "" && mv != version && req.Method == "server/discover" {
+			writeRPCError(w, http.StatusBadRequest, &wireError{id: id, code: mcp.CodeHeaderMismatch,
+				message: fmt.Sprintf("the %s header %q does not match the request's _meta protocol version %q", headerProtocolVersion, version, mv)})
+			return
+		}
 		if werr := checkDiscover(req, id); werr != nil {
 			writeRPCError(w, http.StatusBadRequest, werr)
 			return

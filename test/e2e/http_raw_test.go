@@ -202,6 +202,7 @@ func TestServeRawJSONRPC(t *testing.T) {
 			t.Errorf("discover at %s: data %v", v, e)
 		}
 	}
+	expect(t, "discover with a header that does not match _meta", s.post(t, discover(13, "v999.0.0"), hdr26("server/discover", "")), 400, -32020, float64(13))
 	r := s.post(t, call26(20, "identity_current", `{}`, "raw"), hdr26("tools/call", "agent_protocols_identity_current"))
 	if res := expect(t, "identity_current at 2026-07-28", r, 200, 0, float64(20)); res["isError"] == true {
 		t.Errorf("identity_current: %v", res)
