@@ -30,6 +30,12 @@ agent_protocols_* tools, the agent-protocols:// resources with subscriptions,
 and progress notifications for long syncs. It speaks MCP 2025-11-25 and
 2026-07-28 (and the versions before them), whichever the client asks for.
 
+stdin carries one JSON-RPC message per line, and no input ends the process: a
+line that is not JSON is answered with -32700, one that is not a valid request
+with -32600 (with its id when it has one), a line over 4 MiB or nested deeper
+than 160 levels with -32600 saying so. A call cancelled with
+notifications/cancelled stops and gets no answer.
+
 Every call signs as one identity of the home: --agent names it, else the
 config's default identity. The key's passphrase comes from
 APCONNECT_PASSPHRASE or the identity's passphrase_file; there is no prompt,
