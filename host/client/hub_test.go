@@ -205,6 +205,11 @@ func TestHubRoomLifecycle(t *testing.T) {
 	if err != nil || len(mine.Items) != 1 || mine.Items[0].ID != roomID || mine.Items[0].Role != adp.RoleSpeaker || mine.Items[0].Membership != "active" {
 		t.Fatalf("bob's rooms %+v %v", mine, err)
 	}
+	// D-05: the item is the room resource, as GET {rooms}/{id} returns it.
+	if full, err := bob.host.Room(ctx, roomID); err != nil || mine.Items[0].Hash != full.Hash || mine.Items[0].AcceptedAt != full.AcceptedAt ||
+		mine.Items[0].Seq != full.Seq || mine.Items[0].Head != full.Head || len(mine.Items[0].Types) != len(full.Types) || mine.Items[0].URL != full.URL {
+		t.Fatalf("bob's room item %+v, room %+v %v", mine.Items[0].RoomResource, full, err)
+	}
 	created2, _ := alice.createRoom(t, "private", nil)
 	mineA, err := alice.host.MyRooms(ctx, MyRoomsQuery{Limit: 1})
 	if err != nil || len(mineA.Items) != 1 || mineA.NextCursor == "" {

@@ -509,14 +509,14 @@ func TestDiscoveryOtherOriginRefused(t *testing.T) {
 func TestDiscoveryEndpointsUsed(t *testing.T) {
 	f := newFake(t)
 	f.discovery(map[string]string{
-		"rooms":        f.origin + "/api/rooms/",
-		"public_rooms": f.origin + "/api/public",
-		"me_rooms":     f.origin + "/api/mine",
+		"rooms":    f.origin + "/api/rooms/",
+		"my_rooms": f.origin + "/api/mine",
 	})
 	f.handle("GET /api/rooms/room0001", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]any{"id": "room0001"})
 	})
-	f.handle("GET /api/public", func(w http.ResponseWriter, r *http.Request) {
+	// D-04: the public list is GET {rooms}.
+	f.handle("GET /api/rooms", func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "" {
 			t.Error("public rooms read sent a JWT")
 		}
@@ -525,11 +525,16 @@ func TestDiscoveryEndpointsUsed(t *testing.T) {
 		}
 		writeJSON(w, 200, map[string]any{"result": []any{map[string]any{"id": "room0001", "topic": "x", "x-extra": 1}}, "next_cursor": "c2"})
 	})
+	// D-05: my_rooms items are room resources plus membership and role;
+	// this one has no head, so seq and hash stand for it.
+	hash := identity.EncodeBase64URL(make([]byte, 32))
 	f.handle("GET /api/mine", func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") == "" {
 			t.Error("me/rooms sent no JWT")
 		}
-		writeJSON(w, 200, map[string]any{"result": []any{map[string]any{"id": "room0001", "role": "moderator", "membership": "creator"}}})
+		writeJSON(w, 200, map[string]any{"result": []any{map[string]any{"id": "room0001", "status": "active",
+			"url": f.origin + "/api/rooms/room0001", "seq": 3, "hash": hash, "accepted_at": 5, "pre_hash": hash,
+			"role": "moderator", "membership": "creator"}}})
 	})
 	h := f.host()
 	ctx := ctxT(t)
@@ -551,11 +556,85 @@ func TestDiscoveryEndpointsUsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(mine.Items) != 1 || mine.Items[0].Role != adp.RoleModerator || mine.Items[0].Membership != "creator" || mine.Items[0].ID != fixtureRoom {
+	if m := mine.Items[0]; len(mine.Items) != 1 || m.Role != adp.RoleModerator || m.Membership != "creator" || m.ID != fixtureRoom ||
+		m.Seq != 3 || m.Hash != hash || m.AcceptedAt != 5 || m.Head != (adp.Link{Seq: 3, Hash: hash}) {
 		t.Fatalf("mine %+v", mine.Items[0])
 	}
 	if got := f.count("/.well-known/agent-discourse"); got != 1 {
 		t.Fatalf("discovery read %d times, want once", got)
+	}
+}
+
+// TestDiscoveryLegacyEndpoints: a host that publishes the endpoint names
+// older apconnect hubs used (public_rooms, me_rooms) and the older profile
+// member still works: GET {rooms} answering 405 falls back to public_rooms.
+func TestDiscoveryLegacyEndpoints(t *testing.T) {
+	f := newFake(t)
+	f.handle("GET /.well-known/agent-discourse", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]any{"protocol": "agent-discourse/1.0", "service": f.origin,
+			"endpoints": map[string]any{"rooms": f.origin + "/v1/rooms", "public_rooms": f.origin + "/v1/rooms/public", "me_rooms": f.origin + "/v1/mine"},
+			"profile":   map[string]any{"mode": "local", "service": f.origin, "protocol": "agent-profile/1.0"}})
+	})
+	f.handle("GET /v1/rooms", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, 405, "invalid_request", "method GET is not allowed here; use POST", nil)
+	})
+	f.handle("GET /v1/rooms/public", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("tag") != "go" {
+			t.Errorf("query %v", r.URL.Query())
+		}
+		writeJSON(w, 200, map[string]any{"result": []any{map[string]any{"id": "room0001"}}})
+	})
+	f.handle("GET /v1/mine", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]any{"result": []any{map[string]any{"id": "room0001", "membership": "active", "role": "speaker"}}})
+	})
+	h := f.host()
+	ctx := ctxT(t)
+	pub, err := h.PublicRooms(ctx, PublicRoomQuery{Tag: "go"})
+	if err != nil || len(pub.Items) != 1 || pub.Items[0].ID != fixtureRoom {
+		t.Fatalf("public rooms %+v %v", pub, err)
+	}
+	mine, err := h.MyRooms(ctx, MyRoomsQuery{})
+	if err != nil || len(mine.Items) != 1 || mine.Items[0].Role != adp.RoleSpeaker {
+		t.Fatalf("my rooms %+v %v", mine, err)
+	}
+	d, err := h.Discovery(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svc, req := d.ProfileService(); svc != f.origin || req {
+		t.Fatalf("profile service %q %v", svc, req)
+	}
+	if got := f.count("/v1/rooms/public"); got != 1 {
+		t.Fatalf("legacy list asked %d times", got)
+	}
+}
+
+// TestDiscoveryProfileMember: the closed {service, required?} of 0.12.6,
+// the older {mode, service, protocol}, {mode: optional} and none.
+func TestDiscoveryProfileMember(t *testing.T) {
+	origin := "https://hub.example"
+	for _, c := range []struct {
+		profile  string
+		service  string
+		required bool
+	}{
+		{`{"service":"https://profiles.example","required":true}`, "https://profiles.example", true},
+		{`{"service":"https://hub.example"}`, "https://hub.example", false},
+		{`{"mode":"local","service":"https://hub.example","protocol":"agent-profile/1.0"}`, "https://hub.example", false},
+		{`{"mode":"optional"}`, "", false},
+		{``, "", false},
+	} {
+		doc := `{"protocol":"agent-discourse/1.0","service":"` + origin + `"`
+		if c.profile != "" {
+			doc += `,"profile":` + c.profile
+		}
+		d, err := parseDiscovery([]byte(doc+"}"), origin, "agent-discourse", "agent-discourse/1.0")
+		if err != nil {
+			t.Fatalf("%s: %v", c.profile, err)
+		}
+		if svc, req := d.ProfileService(); svc != c.service || req != c.required {
+			t.Errorf("%s: service %q required %v", c.profile, svc, req)
+		}
 	}
 }
 

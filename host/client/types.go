@@ -36,15 +36,18 @@ type RoomResource struct {
 	PreHash    string `json:"pre_hash,omitempty"`    // its pre_hash
 	Hash       string `json:"hash,omitempty"`        // its record hash
 	AcceptedAt int64  `json:"accepted_at,omitempty"` // its accepted_at
-	// Head is the current room head (ADP 5.1).
+	// Head is the current room head (ADP 5.1). A host that sends no head
+	// (allowed by SDK 0.12.6 for older hosts) gets seq and hash, as the
+	// SDK reads it.
 	Head adp.Link `json:"head"`
 	// Raw is the whole resource as strictly parsed.
 	Raw map[string]any `json:"-"`
 }
 
-// MyRoom is one item of GET /v1/me/rooms: a room summary (the room
-// resource's identity, contract and head fields) with the authenticated
-// agent's relation to the room. Raw (in RoomResource) holds the whole item.
+// MyRoom is one item of GET {my_rooms}: the room resource (D-05; older
+// apconnect hubs sent a summary of its identity, contract and head fields)
+// with the authenticated agent's relation to the room. Raw (in
+// RoomResource) holds the whole item.
 type MyRoom struct {
 	RoomResource
 	// IsCreator is true when the agent created the room.
