@@ -13,8 +13,8 @@ import (
 // room, GET lists the public ones, {rooms}/{id} is a room) and "my_rooms";
 // the names older hubs published ("public_rooms", "me_rooms") are gone.
 type Discovery struct {
-	Protocol        string            `json:"protocol"`         // "agent-discourse/1.0"
-	Service         string            `json:"service"`          // the host API origin (JWT audience, room.create host)
+	Protocol        string            `json:"protocol"`          // "agent-discourse/1.0"
+	Service         string            `json:"service"`           // the host API origin (JWT audience, room.create host)
 	Endpoints       map[string]string `json:"endpoints"`         // "rooms" and "my_rooms"
 	Features        []string          `json:"features"`          // what the host supports (Features)
 	RegisteredPacks []string          `json:"registered_packs"`  // the bundled registered packs
