@@ -38,7 +38,7 @@ func (s *Service) liveStream(w http.ResponseWriter, r *http.Request) {
 	case !room.IsActiveMember(agent):
 		refuse = membershipRequired("the live event stream")
 	case st == adp.RoomEnded:
-		refuse = hubhttp.Errorf(adp.CodeRoomEnded, "the room has ended; read its history or archive over HTTP")
+		refuse = hubhttp.Errorf(adp.CodeRoomNotActive, "the room has ended; read its history or archive over HTTP")
 	case st == adp.RoomCancelled:
 		refuse = hubhttp.Errorf(adp.CodeRoomNotActive, "the room was cancelled")
 	}

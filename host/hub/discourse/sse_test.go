@@ -165,7 +165,7 @@ func TestLiveStreamAccess(t *testing.T) {
 	closed := f.create(creator, nil)
 	f.must(creator, closed, adp.TypeRoomClose, obj{})
 	_, r = f.trySubscribe(creator, closed)
-	wantError(t, r, http.StatusConflict, adp.CodeRoomEnded)
+	wantError(t, r, http.StatusConflict, adp.CodeRoomNotActive)
 }
 
 // TestLiveStreamDelivery: records accepted after the subscription arrive as
