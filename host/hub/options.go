@@ -60,8 +60,9 @@ type Limits struct {
 	// LiveWriteWindow is the ±window for event created_at (300 s).
 	LiveWriteWindow time.Duration
 	// NonceCacheTTL is how long an actor's greatest accepted nonce is
-	// remembered after its latest acceptance; at least LiveWriteWindow
-	// (LiveWriteWindow by default).
+	// remembered after its latest acceptance, its final millisecond
+	// included; at least LiveWriteWindow (2 × LiveWriteWindow by default,
+	// the SDK 0.12.6 default: 600 s).
 	NonceCacheTTL time.Duration
 	// TokenMaxLifetime bounds a request JWT's exp - iat (300 s).
 	TokenMaxLifetime time.Duration
