@@ -86,7 +86,16 @@ func (s *service) token(c *call) (string, error) {
 	case c.signer == nil:
 		return "", nil
 	}
-	return identity.IssueToken(c.signer, s.origin, s.opts.Clock(), s.opts.TokenLifetime)
+	return mintToken(c.signer, s.origin, s.opts.Clock(), s.opts.TokenLifetime)
+}
+
+// mintToken issues a request JWT whose iat is TokenBackdate before now and
+// whose exp is now + lifetime (D-19): SDK 0.12.6 hosts verify with no
+// clock skew, so a host whose clock runs a little behind ours would refuse
+// iat = now. exp - iat stays within identity.MaxTokenLifetime (Options caps
+// lifetime at MaxTokenLifetime - TokenBackdate) and exp is in the future.
+func mintToken(signer identity.Signer, origin string, now time.Time, lifetime time.Duration) (string, error) {
+	return identity.IssueToken(signer, origin, now.Add(-TokenBackdate), lifetime+TokenBackdate)
 }
 
 // do runs a call: one attempt for writes; for the others retries on network

@@ -681,6 +681,33 @@ func TestDiscoveryRetriedAfterNetworkError(t *testing.T) {
 	}
 }
 
+// TestMintTokenDefaults: with the default lifetime a token is valid from
+// 30 s before it was minted until 60 s after, and a strict verifier (SDK
+// 0.12.6: no skew) accepts it over that whole span.
+func TestMintTokenDefaults(t *testing.T) {
+	s := testSigner("alice")
+	now := time.Unix(1_800_000_000, 0)
+	o := Options{}.withDefaults()
+	tok, err := mintToken(s, "https://hub.example", now, o.TokenLifetime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []time.Time{now.Add(-TokenBackdate), now, now.Add(DefaultTokenLifetime)} {
+		c, err := identity.VerifyToken(tok, "https://hub.example", at, identity.MaxTokenLifetime, 0)
+		if err != nil {
+			t.Fatalf("at %s: %v", at, err)
+		}
+		if c.ExpiresAt.Sub(c.IssuedAt) != DefaultTokenLifetime+TokenBackdate {
+			t.Fatalf("claims %+v", c)
+		}
+	}
+	for _, at := range []time.Time{now.Add(-TokenBackdate - time.Second), now.Add(DefaultTokenLifetime + time.Second)} {
+		if _, err := identity.VerifyToken(tok, "https://hub.example", at, identity.MaxTokenLifetime, 0); err == nil {
+			t.Fatalf("accepted at %s", at)
+		}
+	}
+}
+
 func TestRequestJWTs(t *testing.T) {
 	f := newFake(t)
 	f.discovery(nil)
@@ -689,6 +716,7 @@ func TestRequestJWTs(t *testing.T) {
 		writeJSON(w, 200, recordsList(recs, ""))
 	})
 	now := time.Unix(1_800_000_000, 0)
+	minted := []time.Time{now, now.Add(time.Second)}
 	h := f.host(func(o *Options) { o.Clock = func() time.Time { return now }; o.TokenLifetime = time.Hour })
 	for range 2 {
 		if _, err := h.Events(ctxT(t), fixtureRoom, EventsQuery{}); err != nil {
@@ -705,12 +733,20 @@ func TestRequestJWTs(t *testing.T) {
 		if !ok {
 			t.Fatalf("authorization %q", a)
 		}
-		claims, err := identity.VerifyToken(tok, f.origin, now, identity.MaxTokenLifetime, time.Minute)
+		// D-19: an SDK 0.12.6 host (no skew) accepts it at once; iat is
+		// backdated 30 s, exp is the capped lifetime from now, and
+		// exp - iat is at most 300 s.
+		claims, err := identity.VerifyToken(tok, f.origin, minted[i], identity.MaxTokenLifetime, 0)
 		if err != nil {
 			t.Fatalf("token %d: %v", i, err)
 		}
-		if claims.AgentID != testSigner("alice").AgentID() || claims.ExpiresAt.Sub(claims.IssuedAt) != identity.MaxTokenLifetime {
-			t.Fatalf("claims %+v (lifetime must be capped at 300 s)", claims)
+		if claims.AgentID != testSigner("alice").AgentID() || claims.ExpiresAt.Sub(claims.IssuedAt) != identity.MaxTokenLifetime ||
+			!claims.IssuedAt.Equal(minted[i].Add(-TokenBackdate)) || !claims.ExpiresAt.Equal(minted[i].Add(MaxTokenLifetime)) {
+			t.Fatalf("claims %+v (iat 30 s back, lifetime capped at 300 s)", claims)
+		}
+		// A host clock up to 30 s behind still accepts it.
+		if _, err := identity.VerifyToken(tok, f.origin, minted[i].Add(-TokenBackdate), identity.MaxTokenLifetime, 0); err != nil {
+			t.Fatalf("token %d on a host 30 s behind: %v", i, err)
 		}
 		if strings.Contains(f.logs.String(), tok) || strings.Contains(f.logs.String(), "Bearer") {
 			t.Fatal("a token reached the log")

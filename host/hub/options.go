@@ -66,7 +66,9 @@ type Limits struct {
 	NonceCacheTTL time.Duration
 	// TokenMaxLifetime bounds a request JWT's exp - iat (300 s).
 	TokenMaxLifetime time.Duration
-	// TokenClockSkew is the tolerated skew for iat and exp (60 s).
+	// TokenClockSkew is the tolerated skew for iat and exp (60 s). This is
+	// hub policy: SDK 0.12.6 hosts verify with none (iat <= now <= exp),
+	// and identity.VerifyToken with skew 0 gives their verdicts.
 	TokenClockSkew time.Duration
 	// MaxWriteBody is the default body limit of write endpoints that do not
 	// set their own (512 KiB).
