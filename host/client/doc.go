@@ -41,8 +41,12 @@
 // Host.Live opens the SSE stream of a room (ADP 16). Stream.Next returns
 // room.event records, room.agent_status and room.join_request notices; a
 // stream with no bytes (not even a heartbeat comment) for the idle timeout is
-// reported dead with ErrStreamIdle. Reconnecting and recovering the gap from
-// history (ADP 16.3) is the caller's; Backoff helps pace reconnects.
+// reported dead with ErrStreamIdle. Hosts close a stream when its request
+// JWT expires (SDK 0.12.6); Next takes such a clean close as "subscribe again
+// with a fresh JWT" and returns a KindResubscribed item, after which the
+// caller reads the gap from history. Reconnecting after any other end and
+// recovering the gap (ADP 16.3) is the caller's; Backoff helps pace
+// reconnects.
 //
 // # Profile services
 //

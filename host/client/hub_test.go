@@ -403,3 +403,40 @@ func nextOf(t *testing.T, s *Stream, kind string) *StreamItem {
 		}
 	}
 }
+
+// TestHubLiveResubscribes (D-26): the hub closes a stream when its request
+// JWT expires; the client takes that clean close as "subscribe again with a
+// fresh JWT", reports KindResubscribed, and goes on delivering records.
+func TestHubLiveResubscribes(t *testing.T) {
+	h, hc := startHub(t)
+	alice := newE2EAgent(t, h, hc, 44)
+	host, err := NewHost(h.Origin(), hc, alice.Signer, Options{Clock: h.Clock.Now, Retry: fastRetry,
+		StreamIdleTimeout: 30 * time.Second, StreamTokenLifetime: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	_, genesis := alice.createRoom(t, "public", nil)
+	roomID := genesis.RoomID
+	live, err := host.Live(ctx, roomID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	start := time.Now()
+	it, err := live.Next()
+	if err != nil || it.Kind != KindResubscribed {
+		t.Fatalf("first item %+v %v, want %s", it, err, KindResubscribed)
+	}
+	if d := time.Since(start); d < 1500*time.Millisecond || d > 10*time.Second {
+		t.Fatalf("resubscribed after %s; the JWT lived 2 to 3 s", d)
+	}
+	m, err := alice.host.Submit(ctx, roomID, alice.roomEvent(t, roomID, adp.TypeMessageCreate, genesis.Link(), message("after the new JWT")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err = live.Next()
+	if err != nil || it.Kind != KindRoomEvent || it.Record.Hash != m.Record.Hash {
+		t.Fatalf("item %+v %v", it, err)
+	}
+}

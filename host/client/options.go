@@ -67,6 +67,11 @@ type Options struct {
 	// exp - now (DefaultTokenLifetime; capped at MaxTokenLifetime). Its iat
 	// is TokenBackdate before now.
 	TokenLifetime time.Duration
+	// StreamTokenLifetime is TokenLifetime for the JWT of a live stream
+	// subscription (MaxTokenLifetime by default and at most). Hosts close
+	// a stream when its JWT expires (D-26), so this is how often a
+	// stream resubscribes.
+	StreamTokenLifetime time.Duration
 }
 
 // withDefaults returns o with every zero field set to its default.
@@ -101,6 +106,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TokenLifetime > MaxTokenLifetime {
 		o.TokenLifetime = MaxTokenLifetime
+	}
+	if o.StreamTokenLifetime <= 0 || o.StreamTokenLifetime > MaxTokenLifetime {
+		o.StreamTokenLifetime = MaxTokenLifetime
 	}
 	return o
 }
