@@ -347,6 +347,14 @@ func TestReadVisibility(t *testing.T) {
 					wantError(t, r, c.want.events, codes[c.want.events])
 				}
 			}
+			// An archived pack is read under the archive's permissions
+			// (these rooms import none, so a permitted reader finds none).
+			r = f.h.Get(t, "/v1/rooms/"+id+"/archive/packs/0", c.reader)
+			if c.want.events == 200 {
+				wantError(t, r, 404, identity.CodeNotFound)
+			} else {
+				wantError(t, r, c.want.events, codes[c.want.events])
+			}
 		})
 	}
 	t.Run("a bad token is refused even where none is needed", func(t *testing.T) {

@@ -174,4 +174,5 @@ func (s *Service) Register(mux *http.ServeMux) {
 	mux.Handle(r+"/archive", m(map[string]http.Handler{http.MethodGet: opt(s.archiveManifest)}))
 	mux.Handle(r+"/archive.jsonl", m(map[string]http.Handler{http.MethodGet: opt(s.archiveJSONL)}))
 	mux.Handle(r+"/archive.md", m(map[string]http.Handler{http.MethodGet: opt(s.archiveMarkdown)}))
+	mux.Handle(r+"/archive/packs/{n}", m(map[string]http.Handler{http.MethodGet: opt(s.archivePack)}))
 }
