@@ -33,8 +33,11 @@
 // # Archives
 //
 // Host.Archive reads the manifest (ADP 18); Host.DownloadArchive follows its
-// JSON Lines format (manifest, external pack documents, records) and
-// returns everything adp.VerifyArchive needs offline.
+// links as SDK 0.12.6 lays them out — formats.jsonl, one record per line,
+// parsed as it streams in, and every manifest.packs[].url — and returns
+// everything adp.VerifyArchive needs offline (Archive.Verify). Older
+// apconnect hubs' self-contained JSON Lines (manifest, pack lines, records)
+// are read too.
 //
 // # Live streams
 //

@@ -1,14 +1,17 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
 	"apconnect/host/adp"
+	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"
 )
@@ -438,5 +441,50 @@ func TestHubLiveResubscribes(t *testing.T) {
 	it, err = live.Next()
 	if err != nil || it.Kind != KindRoomEvent || it.Record.Hash != m.Record.Hash {
 		t.Fatalf("item %+v %v", it, err)
+	}
+}
+
+// TestHubArchiveCurrentLayout (D-21): a restricted room that imported an
+// external pack, archived by the real hub and read over HTTPS with request
+// JWTs: the records-only jsonl and the pack document served at its
+// manifest.packs URL verify; anonymous reads are refused.
+func TestHubArchiveCurrentLayout(t *testing.T) {
+	var doc []byte
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(doc)
+	}))
+	defer srv.Close()
+	packURL := srv.URL + "/p.json"
+	doc, digest := packDoc(t, packURL)
+	h, hc := realHub(t, hubtest.WithClock(hubtest.NewClock(time.Now().Truncate(time.Millisecond))), hubtest.WithOptions(func(o *hub.Options) {
+		o.PackFetcher = &adp.HTTPSPackFetcher{Client: srv.Client(), AllowPrivateAddresses: true}
+	}))
+	alice := newE2EAgent(t, h, hc, 45)
+	ctx := ctxT(t)
+	created, genesis := alice.createRoom(t, "restricted", map[string]any{"types": []any{map[string]any{"pack": packURL, "digest": digest}}})
+	roomID := created.ID
+	note, err := alice.host.Submit(ctx, roomID, alice.roomEvent(t, roomID, "p.note", genesis.Link(), map[string]any{"text": "hi"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := alice.host.DownloadArchive(ctx, roomID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Layout != ArchiveLayoutCurrent || len(a.Records) != 2 || !bytes.Equal(a.Packs[packURL], doc) ||
+		len(a.Manifest.Packs) != 1 || a.Manifest.Packs[0].Pack != packURL || a.Manifest.Packs[0].Digest != digest {
+		t.Fatalf("archive %+v", a)
+	}
+	rep, err := a.Verify(nil)
+	if err != nil || !rep.OK() || rep.LastHash != note.Record.Hash {
+		t.Fatalf("report %+v %v", rep, err)
+	}
+	anon, err := NewHost(h.Origin(), hc, nil, Options{Retry: fastRetry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := anon.DownloadArchive(ctx, roomID); ErrorCode(err) != identity.CodeInvalidToken {
+		t.Fatalf("anonymous archive of a restricted room: %v", err)
 	}
 }

@@ -203,17 +203,20 @@ type JoinRequestNotice struct {
 	Raw map[string]any `json:"-"`
 }
 
-// Archive is a room's archive as the JSON Lines format carries it (ADP 18):
-// the manifest, every external pack document the room imported, and every
-// record in seq order — everything adp.VerifyArchive needs offline.
+// Archive is a room's archive as DownloadArchive read it (ADP 18): the
+// manifest, every record in seq order and every external pack document the
+// room imported — everything adp.VerifyArchive needs offline.
 type Archive struct {
 	// Manifest is the archive manifest (validated against the kernel
-	// schema).
+	// schema); nil when ArchiveRecords read a current-layout record log
+	// on its own.
 	Manifest *adp.ArchiveManifest
 	// Records are the archived records in seq order (shape and record hash
 	// checked only).
 	Records []*adp.Record
-	// Packs maps external pack URLs to their documents' exact bytes
-	// (VerifyArchive's packDocs; digests checked there).
+	// Packs maps external pack URLs (the imports) to their documents'
+	// exact bytes (VerifyArchive's packDocs; digests checked there).
 	Packs map[string][]byte
+	// Layout is ArchiveLayoutCurrent or ArchiveLayoutSelfContained.
+	Layout string
 }
