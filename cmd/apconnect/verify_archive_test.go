@@ -29,7 +29,8 @@ func archiveRoom(t *testing.T) (*hubtest.Hub, string, int64) {
 	r := h.Post("/v1/rooms", creator.ADPEvent(t, now, adp.TypeRoomCreate, "", nil, map[string]any{
 		"host": h.Origin(), "topic": "archive test", "visibility": "public",
 		"start_time": now.UnixMilli() - 1000, "end_time": now.UnixMilli() + 3600_000,
-		"types": []any{map[string]any{"use": "adp:reactions/1.0"}},
+		"types":  []any{map[string]any{"use": "adp:reactions/1.0"}},
+		"policy": map[string]any{"open_roles": []any{"speaker", "observer"}},
 	}))
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
@@ -252,10 +253,7 @@ func TestVerifyArchiveExternalPack(t *testing.T) {
 	doc, _ = json.Marshal(map[string]any{"protocol": "agent-discourse/1.0", "packs": []any{map[string]any{
 		"id": packURL, "title": "Notes", "types": []any{map[string]any{"type": "notes.add", "kind": "message", "title": "Note",
 			"schema": map[string]any{"type": "object", "required": []any{"text"}, "properties": map[string]any{"text": map[string]any{"type": "string"}}}}}}}})
-	digest, err := adp.PackDigest(adp.DigestSHA3256, doc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	digest := adp.PackDigest(doc)
 	clock := hubtest.NewClock(time.UnixMilli(1_800_000_000_000))
 	h := hubtest.Start(t, hubtest.WithClock(clock), hubtest.WithOptions(func(o *hub.Options) {
 		o.PackFetcher = &adp.HTTPSPackFetcher{Client: srv.Client(), AllowPrivateAddresses: true}

@@ -48,11 +48,7 @@ func archivePack(t testing.TB, id string) []byte {
 // archiveDigest is the digest an import of doc carries.
 func archiveDigest(t testing.TB, doc []byte) string {
 	t.Helper()
-	d, err := PackDigest(DigestSHA256, doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return PackDigest(doc)
 }
 
 // cloneRecords deep-copies records through their JSON form.

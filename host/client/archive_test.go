@@ -47,11 +47,7 @@ func packDoc(t *testing.T, url string) ([]byte, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := adp.PackDigest(adp.DigestSHA3256, doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc, d
+	return doc, adp.PackDigest(doc)
 }
 
 // TestArchiveDownload: the current layout (D-21) — the manifest, its

@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -58,7 +59,8 @@ func (a *e2eAgent) roomEvent(t *testing.T, roomID, typ string, base adp.Link, pa
 }
 
 // createRoom creates a room with the given visibility (and extra payload
-// members), one hour long from now.
+// members), one hour long from now. A public room given no policy opens
+// the speaker and observer roles (0.12.6 opens only observer by default).
 func (a *e2eAgent) createRoom(t *testing.T, visibility string, extra map[string]any) (*CreateRoomResult, *adp.Record) {
 	t.Helper()
 	now := a.clock.Now().UnixMilli()
@@ -66,6 +68,9 @@ func (a *e2eAgent) createRoom(t *testing.T, visibility string, extra map[string]
 		"start_time": now, "end_time": now + 3_600_000, "tags": []string{"e2e"}}
 	for k, v := range extra {
 		p[k] = v
+	}
+	if _, set := extra["policy"]; !set && visibility == "public" {
+		p["policy"] = map[string]any{"open_roles": []string{"speaker", "observer"}}
 	}
 	env := a.sign(t, identity.Event{Type: adp.TypeRoomCreate, Payload: jsonValue(t, p)})
 	res, err := a.host.CreateRoom(ctxT(t), env)
@@ -125,14 +130,8 @@ func TestHubRoomLifecycle(t *testing.T) {
 		t.Fatalf("resubmission %+v %v", r1b, err)
 	}
 
-	// a stale base: room_head_mismatch with its data preserved
-	stale := alice.roomEvent(t, roomID, adp.TypeMessageCreate, genesis.Link(), message("late"))
-	_, err = alice.host.Submit(ctx, roomID, stale)
-	var se *Error
-	if !errors.As(err, &se) || se.Code != adp.CodeRoomHeadMismatch || se.Data == nil || se.Status/100 != 4 {
-		t.Fatalf("stale write: %v", err)
-	}
 	// a replayed nonce: nonce_not_greater with Max-Seen-Nonce
+	var se *Error
 	replay := alice.Sign(t, identity.Event{Protocol: identity.ProtocolDiscourse, Type: adp.TypeMessageCreate, CreatedAt: alice.clock.Now().UnixMilli(),
 		Nonce: alice.last - 1, RoomID: &roomID, BaseSeq: ptr(r1.Record.Seq), BaseHash: ptr(r1.Record.Hash), Payload: jsonValue(t, message("replay"))})
 	_, err = alice.host.Submit(ctx, roomID, replay)
@@ -184,9 +183,21 @@ func TestHubRoomLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if room.Seq != 4 || room.Head.Seq != 4 || room.Head.Hash != m2.Record.Hash || room.Creator != alice.ID || room.Status != adp.RoomActive ||
+	// Messages do not move the head (0.12.6): it is still the genesis.
+	if room.Seq != 4 || room.Head != genesis.Link() || room.Hash != m2.Record.Hash || room.Creator != alice.ID || room.Status != adp.RoomActive ||
 		room.Visibility != adp.VisibilityPublic || room.Raw["topic"] != "client e2e public" {
 		t.Fatalf("room %+v", room)
+	}
+	// a contract write moves the head; a message on the old head is then
+	// room_head_mismatch with its data preserved
+	upd, err := alice.host.Submit(ctx, roomID, alice.roomEvent(t, roomID, adp.TypeRoomUpdate, genesis.Link(), map[string]any{"agenda": "now"}))
+	if err != nil || upd.Record.Seq != 5 {
+		t.Fatalf("room.update %+v %v", upd, err)
+	}
+	stale := alice.roomEvent(t, roomID, adp.TypeMessageCreate, m2.Record.Link(), message("late"))
+	_, err = alice.host.Submit(ctx, roomID, stale)
+	if !errors.As(err, &se) || se.Code != adp.CodeRoomHeadMismatch || se.Data == nil || se.Status/100 != 4 || se.Data["current_seq"] != json.Number("5") {
+		t.Fatalf("stale write: %v %v", err, se)
 	}
 	anon, err := NewHost(h.Origin(), hc, nil, Options{Clock: h.Clock.Now})
 	if err != nil {
@@ -252,7 +263,7 @@ func TestHubRoomLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, err := adp.VerifyArchive(a.Manifest, a.Records, a.Packs, nil)
-	if err != nil || !rep.OK() || rep.Records != 4 || rep.LastHash != m2.Record.Hash || rep.Status != adp.RoomEnded {
+	if err != nil || !rep.OK() || rep.Records != 5 || rep.LastHash != upd.Record.Hash || rep.Status != adp.RoomEnded {
 		t.Fatalf("archive report %+v %v", rep, err)
 	}
 	if _, err := alice.host.Submit(ctx, roomID, alice.roomEvent(t, roomID, adp.TypeMessageCreate, m2.Record.Link(), message("too late"))); err == nil {

@@ -24,6 +24,8 @@ func TestExternalPacks(t *testing.T) {
 		switch r.URL.Path {
 		case "/triage.json":
 			w.Write([]byte(doc))
+		case "/misnamed.json": // the triage pack, whose id is another URL
+			w.Write([]byte(doc))
 		default:
 			http.NotFound(w, r)
 		}
@@ -43,9 +45,15 @@ func TestExternalPacks(t *testing.T) {
 	id := f.create(creator, nil)
 	f.join(sp, id, adp.RoleSpeaker)
 
-	wantError(t, f.send(creator, id, adp.TypeTypeDefine, obj{"pack": srv.URL + "/triage.json", "digest": "sha256:" + strings.Repeat("A", 43)}),
+	// D-13: a prefixed digest is malformed; a bare one that does not match
+	// the bytes is pack_unavailable.
+	wantError(t, f.send(creator, id, adp.TypeTypeDefine, obj{"pack": srv.URL + "/triage.json", "digest": "sha3-256:" + digest}),
+		400, identity.CodeInvalidEvent)
+	wantError(t, f.send(creator, id, adp.TypeTypeDefine, obj{"pack": srv.URL + "/triage.json", "digest": strings.Repeat("A", 43)}),
 		502, adp.CodePackUnavailable)
 	wantError(t, f.send(creator, id, adp.TypeTypeDefine, obj{"pack": srv.URL + "/missing.json", "digest": digest}), 502, adp.CodePackUnavailable)
+	// The pack taken from a document is the one whose id is the import URL.
+	wantError(t, f.send(creator, id, adp.TypeTypeDefine, obj{"pack": srv.URL + "/misnamed.json", "digest": digest}), 502, adp.CodePackUnavailable)
 	wantError(t, f.send(creator, id, adp.TypeTypeDefine, obj{"pack": "http://127.0.0.1/triage.json", "digest": digest}), 400, identity.CodeInvalidEvent)
 	f.must(creator, id, adp.TypeTypeDefine, obj{"pack": srv.URL + "/triage.json", "digest": digest})
 	wantStatus(t, f.send(sp, id, "triage.label", obj{"label": "bug"}), 200)
