@@ -32,7 +32,6 @@ const (
 	CodePackUnavailable        = "pack_unavailable"
 )
 
-
 // The Agent Identity 8.1 codes every Agent Protocols service shares, repeated
 // here so callers of this package need one import for codes.
 const (
