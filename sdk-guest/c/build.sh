@@ -5,6 +5,7 @@
 # repository with this script.
 #
 #   sdk-guest/c/build.sh PLUGIN_DIR OUT.wasm
+#   sdk-guest/c/build.sh FILE.c OUT.wasm      # a one-file plugin
 #   sdk-guest/c/build.sh --check      # says which toolchain it would use
 #
 # Packages: apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32
@@ -50,12 +51,17 @@ if [ $# -ne 2 ]; then
 	exit 2
 fi
 check
-dir="$(cd "$1" && pwd)"
+shopt -s nullglob
+if [ -f "$1" ]; then
+	dir="$(cd "$(dirname "$1")" && pwd)"
+	sources=("$dir/$(basename "$1")")
+else
+	dir="$(cd "$1" && pwd)"
+	sources=("$dir"/*.c)
+fi
 out="$2"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-shopt -s nullglob
-sources=("$dir"/*.c)
 if [ ${#sources[@]} -eq 0 ]; then
 	echo "no .c files in $dir" >&2
 	exit 1

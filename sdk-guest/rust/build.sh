@@ -5,6 +5,7 @@
 # plugin of the repository with this script.
 #
 #   sdk-guest/rust/build.sh PLUGIN_DIR OUT.wasm
+#   sdk-guest/rust/build.sh FILE.rs OUT.wasm   # a one-file crate
 #   sdk-guest/rust/build.sh --check      # says which toolchain it would use
 #
 # The toolchain is Debian's (`apt-get install rustc libstd-rust-dev-wasm32`:
@@ -12,7 +13,9 @@
 # PATH; RUSTC and RUST_TARGET override. A rustc whose target list has
 # wasm32-wasip1 but not wasm32-wasi (Rust 1.84 and later) uses wasm32-wasip1.
 # Paths are remapped, so the same sources and toolchain give the same
-# SHA-256 in any directory.
+# SHA-256 in any directory. With APCONNECT_RUST_SDK_CACHE=DIR the compiled
+# SDK (an rlib, keyed by the toolchain, flags and SDK sources) is kept in
+# DIR and reused by later builds.
 set -euo pipefail
 
 sdk="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -49,18 +52,34 @@ if [ $# -ne 2 ]; then
 	exit 2
 fi
 check
-dir="$(cd "$1" && pwd)"
+if [ -f "$1" ]; then
+	dir="$(cd "$(dirname "$1")" && pwd)"
+	root="$dir/$(basename "$1")"
+	name="$(basename "$1" .rs)"
+else
+	dir="$(cd "$1" && pwd)"
+	root="$dir/src/lib.rs"
+	name="$(basename "$dir")"
+fi
+name="$(tr -- '-' '_' <<<"$name")"
 out="$2"
-name="$(basename "$dir" | tr -- '-' '_')"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-flags=(--edition 2021 --target "$target" -C opt-level=s -C panic=abort -C codegen-units=1
-	--remap-path-prefix "$sdk=apconnect_plugin" --remap-path-prefix "$dir=$name")
-"$rustc" "${flags[@]}" --crate-type rlib --crate-name apconnect_plugin \
-	-o "$tmp/libapconnect_plugin.rlib" "$sdk/src/lib.rs"
-"$rustc" "${flags[@]}" --crate-type cdylib --crate-name "$name" -C strip=symbols \
-	--extern apconnect_plugin="$tmp/libapconnect_plugin.rlib" \
-	-o "$tmp/$name.wasm" "$dir/src/lib.rs"
+flags=(--edition 2021 --target "$target" -C opt-level=s -C panic=abort -C codegen-units=1)
+sdkflags=("${flags[@]}" --remap-path-prefix "$sdk=apconnect_plugin")
+rlib="$tmp/libapconnect_plugin.rlib"
+if [ -n "${APCONNECT_RUST_SDK_CACHE:-}" ]; then
+	key="$({ "$rustc" -vV; echo "${sdkflags[*]}"; cat "$sdk"/src/*.rs; } | sha256sum | cut -c1-16)"
+	mkdir -p "$APCONNECT_RUST_SDK_CACHE"
+	rlib="$APCONNECT_RUST_SDK_CACHE/libapconnect_plugin-$key.rlib"
+fi
+if [ ! -f "$rlib" ]; then
+	"$rustc" "${sdkflags[@]}" --crate-type rlib --crate-name apconnect_plugin \
+		-o "$tmp/libapconnect_plugin.rlib" "$sdk/src/lib.rs"
+	[ "$rlib" = "$tmp/libapconnect_plugin.rlib" ] || mv -f "$tmp/libapconnect_plugin.rlib" "$rlib"
+fi
+"$rustc" "${flags[@]}" --remap-path-prefix "$dir=$name" --crate-type cdylib --crate-name "$name" -C strip=symbols \
+	--extern apconnect_plugin="$rlib" -o "$tmp/$name.wasm" "$root"
 mkdir -p "$(dirname "$out")"
 mv "$tmp/$name.wasm" "$out"

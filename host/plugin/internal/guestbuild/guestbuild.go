@@ -28,6 +28,10 @@ const (
 // into a failure instead of a skip; .ci/run sets it, and so does CI=true.
 const RequireEnv = "APCONNECT_REQUIRE_TOOLCHAINS"
 
+// rustSDKCacheEnv names the directory where sdk-guest/rust/build.sh keeps
+// the compiled SDK between builds.
+const rustSDKCacheEnv = "APCONNECT_RUST_SDK_CACHE"
+
 // ErrNoToolchain is returned (wrapped, with what to install) when the
 // language's toolchain is not on this machine.
 var ErrNoToolchain = errors.New("toolchain not installed")
@@ -97,7 +101,8 @@ func Check(lang Lang) error {
 	return c.err
 }
 
-// Build returns the .wasm bytes of the plugin in dir, building it on the
+// Build returns the .wasm bytes of the plugin in dir (or of the one-file
+// plugin dir names), building it on the
 // first call for that directory. Callers must not modify the result.
 func Build(lang Lang, dir string) ([]byte, error) {
 	if err := Check(lang); err != nil {
@@ -139,7 +144,15 @@ func RunScript(script, dir string, env []string) ([]byte, error) {
 	defer os.RemoveAll(tmp)
 	out := filepath.Join(tmp, "plugin.wasm")
 	cmd := exec.Command("bash", script, dir, out)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = os.Environ()
+	if os.Getenv(rustSDKCacheEnv) == "" {
+		// The Rust SDK is compiled once per machine, not once per plugin
+		// (about 10 s on a busy 2-core machine); the key covers its sources.
+		if base, err := os.UserCacheDir(); err == nil {
+			cmd.Env = append(cmd.Env, rustSDKCacheEnv+"="+filepath.Join(base, "apconnect", "rust-sdk"))
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Run(); err != nil {
