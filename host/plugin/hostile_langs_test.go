@@ -187,7 +187,9 @@ func parseLangCase(t *testing.T, file string) *langCase {
 		last = nil
 		name, rest, _ := strings.Cut(body, " ")
 		rest = strings.TrimSpace(rest)
-		bad := func(format string, args ...any) { t.Fatalf("%s:%d: %s: %s", file, n, name, fmt.Sprintf(format, args...)) }
+		bad := func(format string, args ...any) {
+			t.Fatalf("%s:%d: %s: %s", file, n, name, fmt.Sprintf(format, args...))
+		}
 		switch name {
 		case "@attack":
 			c.attack, last = rest, &c.attack
