@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"apconnect/host/plugin/plugintest"
 )
@@ -131,6 +132,18 @@ func TestPluginCallLimits(t *testing.T) {
 	code, out, _ := runCLIStdin(t, "", "plugin", "call", "--no-cache", "--memory-mib", "1", wasm, "describe")
 	if code != 1 || !strings.Contains(out, `"code": "plugin_invalid_module"`) || !strings.Contains(out, "over limit of 16 pages") {
 		t.Errorf("exit %d\n%s", code, out)
+	}
+	// The deadline of the flag holds, and so does the memory cap: the
+	// hostile C plugin's spin and allocation bomb.
+	runaway := plugintest.BuildC(t, "../../host/plugin/testdata/hostile/c/runaway.c")
+	start := time.Now()
+	code, out, _ = runCLIStdin(t, "", "plugin", "call", "--no-cache", "--tool-ms", "100", runaway, "spin")
+	if code != 1 || !strings.Contains(out, `"code": "plugin_timeout"`) || !strings.Contains(out, "did not finish within 100ms") || time.Since(start) > 20*time.Second {
+		t.Errorf("spin: exit %d after %v\n%s", code, time.Since(start), out)
+	}
+	code, out, _ = runCLIStdin(t, "", "plugin", "call", "--no-cache", "--memory-mib", "8", runaway, "hog")
+	if code != 1 || !strings.Contains(out, `"code": "plugin_trap"`) {
+		t.Errorf("hog: exit %d\n%s", code, out)
 	}
 	code, _, errOut := runCLIStdin(t, "", "plugin", "call", "--tool-ms", "0", wasm, "wave")
 	if code != 2 || !strings.Contains(errOut, "deadlines must be 1 to 60000 ms") {
