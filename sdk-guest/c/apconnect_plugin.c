@@ -25,7 +25,9 @@
 __attribute__((import_module("apconnect"), import_name("input"))) void ap__host_input(void *ptr);
 __attribute__((import_module("apconnect"), import_name("output"))) void ap__host_output(const void *ptr, uint32_t len);
 __attribute__((import_module("apconnect"), import_name("log"))) void ap__host_log(uint32_t level, const void *ptr, uint32_t len);
+#define AP__EXPORT(name) __attribute__((export_name(name)))
 #else
+#define AP__EXPORT(name)
 static void ap__host_input(void *ptr) { (void)ptr; }
 static void ap__host_output(const void *ptr, uint32_t len) { (void)ptr, (void)len; }
 static void ap__host_log(uint32_t level, const void *ptr, uint32_t len) { fprintf(stderr, "log %u: %.*s\n", level, (int)len, (const char *)ptr); }
@@ -1122,9 +1124,9 @@ const char *ap_handle(int32_t op, const char *input, size_t len, size_t *out_len
 	return native_out;
 }
 
-__attribute__((export_name("apconnect_abi_version"))) int32_t apconnect_abi_version(void) { return AP_ABI_VERSION; }
+AP__EXPORT("apconnect_abi_version") int32_t apconnect_abi_version(void) { return AP_ABI_VERSION; }
 
-__attribute__((export_name("apconnect_call"))) int32_t apconnect_call(int32_t op, int32_t in_len) {
+AP__EXPORT("apconnect_call") int32_t apconnect_call(int32_t op, int32_t in_len) {
 	size_t len = in_len > 0 ? (size_t)in_len : 0;
 	char *input = ap_alloc(len + 1);
 	if (len) ap__host_input(input);

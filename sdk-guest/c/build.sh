@@ -7,6 +7,7 @@
 #   sdk-guest/c/build.sh PLUGIN_DIR OUT.wasm
 #   sdk-guest/c/build.sh FILE.c OUT.wasm      # a one-file plugin
 #   sdk-guest/c/build.sh --check      # says which toolchain it would use
+#   sdk-guest/c/build.sh --test       # the SDK's own tests, natively
 #
 # Packages: apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32
 # (the last one holds compiler-rt's builtins for wasm32, which clang links).
@@ -45,6 +46,14 @@ if [ "${1:-}" = "--check" ]; then
 	check
 	echo "$("$cc" --version | head -1) ($cc), target wasm32-wasi"
 	exit 0
+fi
+if [ "${1:-}" = "--test" ]; then
+	tmp="$(mktemp -d)"
+	trap 'rm -rf "$tmp"' EXIT
+	"$cc" -std=c11 -O1 -g -Wall -Wextra -Werror -fsanitize=undefined -fsanitize-trap=undefined \
+		-I "$sdk" -o "$tmp/sdk_test" "$sdk/test/sdk_test.c" "$sdk/apconnect_plugin.c"
+	"$tmp/sdk_test"
+	exit
 fi
 if [ $# -ne 2 ]; then
 	echo "usage: $0 PLUGIN_DIR OUT.wasm | --check" >&2

@@ -7,6 +7,7 @@
 #   sdk-guest/rust/build.sh PLUGIN_DIR OUT.wasm
 #   sdk-guest/rust/build.sh FILE.rs OUT.wasm   # a one-file crate
 #   sdk-guest/rust/build.sh --check      # says which toolchain it would use
+#   sdk-guest/rust/build.sh --test       # the SDK's own tests, natively
 #
 # The toolchain is Debian's (`apt-get install rustc libstd-rust-dev-wasm32`:
 # Rust 1.63, target wasm32-wasi): /usr/bin/rustc when present, else rustc on
@@ -46,6 +47,13 @@ if [ "${1:-}" = "--check" ]; then
 	check
 	echo "$("$rustc" --version) ($rustc), target $target"
 	exit 0
+fi
+if [ "${1:-}" = "--test" ]; then
+	tmp="$(mktemp -d)"
+	trap 'rm -rf "$tmp"' EXIT
+	"$rustc" --edition 2021 --test -o "$tmp/sdk_test" "$sdk/src/lib.rs"
+	"$tmp/sdk_test"
+	exit
 fi
 if [ $# -ne 2 ]; then
 	echo "usage: $0 PLUGIN_DIR OUT.wasm | --check" >&2

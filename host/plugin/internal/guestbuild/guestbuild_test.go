@@ -76,3 +76,27 @@ func copyDir(t *testing.T, from, to string) {
 		t.Fatalf("cp: %v %s", err, out)
 	}
 }
+
+// TestSDKUnitTests runs the Rust and C SDKs' own unit tests natively (the
+// strict JSON parsers, the closed encoders, every operation's envelope):
+// `build.sh --test`.
+func TestSDKUnitTests(t *testing.T) {
+	for _, lang := range []Lang{Rust, C} {
+		t.Run(string(lang), func(t *testing.T) {
+			t.Parallel()
+			if err := Check(lang); err != nil {
+				if errors.Is(err, ErrNoToolchain) && !Required() {
+					t.Skipf("%v (CI installs it)", err)
+				}
+				t.Fatal(err)
+			}
+			script, err := Script(lang)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command("bash", script, "--test").CombinedOutput(); err != nil {
+				t.Fatalf("%s --test: %v\n%s", script, err, out)
+			}
+		})
+	}
+}
