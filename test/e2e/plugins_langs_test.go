@@ -110,7 +110,7 @@ func TestRustAndCPluginsThroughMCP(t *testing.T) {
 		t.Fatalf("reaction to a missing event: %s %v", code, data)
 	}
 	sum := structured(t, toolCall(t, alice.proc, "reactions_summary", map[string]any{"room_id": roomID}))
-	if sum["reactions"] != float64(1) || get(index(sum["targets"], 0), "event_id") != gid || get(index(sum["targets"], 0), "type") != "hello.greeting" {
+	if sum["reactions"] != float64(1) || get(index(sum["targets"], 0), "event_id") != gid || get(index(sum["targets"], 0), "reactors") != float64(1) {
 		t.Fatalf("summary %v", sum)
 	}
 	if st := pluginState(t, alice, "hello_c"); st["state"] != "loaded" || st["failures"] != float64(0) {
