@@ -134,14 +134,15 @@ func TestPluginCallLimits(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, out)
 	}
 	// The deadline of the flag holds, and so does the memory cap: the
-	// hostile C plugin's spin and allocation bomb.
+	// hostile C plugins' spin and allocation bomb.
 	runaway := plugintest.BuildC(t, "../../host/plugin/testdata/hostile/c/runaway.c")
+	bomb := plugintest.BuildC(t, "../../host/plugin/testdata/hostile/c/alloc_bomb.c")
 	start := time.Now()
 	code, out, _ = runCLIStdin(t, "", "plugin", "call", "--no-cache", "--tool-ms", "100", runaway, "spin")
 	if code != 1 || !strings.Contains(out, `"code": "plugin_timeout"`) || !strings.Contains(out, "did not finish within 100ms") || time.Since(start) > 20*time.Second {
 		t.Errorf("spin: exit %d after %v\n%s", code, time.Since(start), out)
 	}
-	code, out, _ = runCLIStdin(t, "", "plugin", "call", "--no-cache", "--memory-mib", "8", runaway, "hog")
+	code, out, _ = runCLIStdin(t, "", "plugin", "call", "--no-cache", "--memory-mib", "8", "--tool-ms", "30000", bomb, "hog")
 	if code != 1 || !strings.Contains(out, `"code": "plugin_trap"`) {
 		t.Errorf("hog: exit %d\n%s", code, out)
 	}

@@ -1,50 +1,19 @@
 /*
- * @attack tools that run away: one spins forever, one allocates from the
- *         SDK's call arena until the memory cap, one mallocs until malloc
- *         fails and then writes through the NULL it got (address 0 is
- *         ordinary memory in WebAssembly, where --stack-first puts the
- *         bottom of the stack).
- * @host   stops the spin at its deadline (plugin_timeout) and discards the
- *         instance; the SDK traps when its allocation fails (plugin_trap);
- *         the write through NULL does not trap (it lands in the unused
- *         bottom of the instance's own stack), so the plugin's answer
- *         stands: whatever a plugin does to its memory stays in its
- *         instance.
- * @limits memory_mib=16 tool_ms=200
+ * @attack a tool spins forever without a single call into the host.
+ * @host   stops it at its deadline (plugin_timeout), closes the instance
+ *         and answers the next call from a fresh one.
+ * @limits tool_ms=1000
  * @load   ok
- * @call   tool spin -> plugin_timeout "did not finish within 200ms"
- * @call   tool hog -> plugin_trap "unreachable"
- * @call   tool null -> ok "malloc failed after"
+ * @call   tool spin -> plugin_timeout "did not finish within 1s"
  * @call   tool fine -> ok "still here"
  */
 #include "apconnect_plugin.h"
-
-#include <stdlib.h>
 
 static volatile unsigned long spins;
 
 static void spin(const ap_tool_request *req, ap_tool_result *res) {
 	(void)req, (void)res;
 	for (;;) spins++;
-}
-
-static void hog(const ap_tool_request *req, ap_tool_result *res) {
-	(void)req, (void)res;
-	for (;;) {
-		volatile char *p = ap_alloc(1 << 20);
-		p[0] = 1;
-	}
-}
-
-static void null_write(const ap_tool_request *req, ap_tool_result *res) {
-	(void)req;
-	void *blocks[64];
-	int n = 0;
-	while (n < 64 && (blocks[n] = malloc(1 << 20)) != NULL) n++;
-	volatile char *p = blocks[n < 64 ? n : 63];
-	if (n < 64) p[0] = 'x'; /* malloc returned NULL: writes to address 0 */
-	for (int i = 0; i < n; i++) free(blocks[i]);
-	ap_result_textf(res, "malloc failed after %d MiB", n);
 }
 
 static void fine(const ap_tool_request *req, ap_tool_result *res) {
@@ -54,8 +23,6 @@ static void fine(const ap_tool_request *req, ap_tool_result *res) {
 
 static const ap_tool tools[] = {
 	{.name = "spin", .description = "spins", .handler = spin},
-	{.name = "hog", .description = "allocates without end", .handler = hog},
-	{.name = "null", .description = "writes through NULL", .handler = null_write},
 	{.name = "fine", .description = "answers", .handler = fine},
 };
 AP_PLUGIN(.name = "runaway", .version = "1", .tools = tools, .tool_count = AP_COUNT(tools));

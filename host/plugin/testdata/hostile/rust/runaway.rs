@@ -1,18 +1,16 @@
-// @attack tools that run away: one spins forever, one allocates until the
-//         memory cap, one recurses with 4 KiB frames past its 1 MiB stack.
+// @attack tools that run away: one spins forever, one recurses with 4 KiB
+//         frames past its 1 MiB stack.
 // @host   stops the spin at its deadline (plugin_timeout) and turns the
-//         failed allocation and the stack overflow into plugin_trap (rustc
-//         links wasm modules with --stack-first, so the overflow leaves the
-//         bottom of memory and traps instead of overwriting globals); each
-//         time the instance is discarded and the next call gets a fresh one,
-//         whose globals are intact.
-// @limits memory_mib=16 tool_ms=200
+//         stack overflow into plugin_trap (rustc links wasm modules with
+//         --stack-first, so the overflow leaves the bottom of memory and
+//         traps instead of overwriting globals); each time the instance is
+//         discarded and the next call gets a fresh one, whose globals are
+//         intact.
+// @limits tool_ms=1000
 // @load   ok
-// @call   tool spin -> plugin_timeout "did not finish within 200ms"
-// @call   tool hog -> plugin_trap "unreachable"
+// @call   tool spin -> plugin_timeout "did not finish within 1s"
 // @call   tool deep {"depth":1000} -> plugin_trap "out of bounds memory access"
 // @call   tool deep {"depth":10} -> ok "depth 10, canary 12345"
-// @log    "memory allocation of"
 use apconnect_plugin::{export_plugin, Plugin, Tool, ToolResult};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -35,13 +33,6 @@ fn plugin() -> Plugin {
     Plugin::new("runaway", "1")
         .tool(Tool::new("spin", "spins", |_| loop {
             SPINS.fetch_add(1, Ordering::Relaxed);
-        }))
-        .tool(Tool::new("hog", "allocates without end", |_| {
-            let mut hoard: Vec<Vec<u8>> = Vec::new();
-            loop {
-                hoard.push(vec![1u8; 1 << 20]);
-                SPINS.store(hoard.len() as u64, Ordering::Relaxed);
-            }
         }))
         .tool(Tool::new("deep", "recurses", |req| {
             let depth = req.arguments["depth"].as_i64().unwrap_or(0);
