@@ -9,7 +9,9 @@ package adp
 // is known to the room. Errors about the envelope point into the record
 // ("/envelope/…").
 //
-// It does not change the room. A connector with a bounded record window sets
+// Records are judged by the union of the current rules and the 0f87fee
+// drafts' (see dialect), so histories written under either verify. It does
+// not change the room. A connector with a bounded record window sets
 // opt.TrustUnknownAnchors; opt.JoinRequests stays nil for readers.
 func (r *Room) VerifyRecord(rules *Rules, rec *Record, opt CheckOptions) error {
 	if err := CheckLink(r.ID, r.Last.Link(), rec); err != nil {
@@ -20,16 +22,30 @@ func (r *Room) VerifyRecord(rules *Rules, rec *Record, opt CheckOptions) error {
 
 // verifyContent is VerifyRecord after the link check.
 func (r *Room) verifyContent(rules *Rules, rec *Record, opt CheckOptions) error {
+	if rec.Envelope != nil {
+		if err := rec.Envelope.Verify(); err != nil {
+			return withPointerPrefix(err, "/envelope")
+		}
+	}
+	return r.CheckRecord(rules, rec, opt)
+}
+
+// CheckRecord is the part of VerifyRecord that depends on room state: for a
+// redacted record, that its type is known to the room; otherwise Check at
+// the record's accepted_at (opt.Now is overridden) as a reader judges it,
+// under the union of the current rules and the 0f87fee drafts'. It is for a
+// caller that checked the record's link, hashes and signature itself (for
+// example in parallel, ahead of the records before it); errors about the
+// envelope point into the record ("/envelope/…").
+func (r *Room) CheckRecord(rules *Rules, rec *Record, opt CheckOptions) error {
 	if rec.Envelope == nil {
 		if _, err := ClassOf(rec.Type(), r.Types); err != nil {
 			return withPointerPrefix(err, "")
 		}
 		return nil
 	}
-	if err := rec.Envelope.Verify(); err != nil {
-		return withPointerPrefix(err, "/envelope")
-	}
 	opt.Now = rec.AcceptedAt
+	opt.dialect = historical
 	if err := r.Check(rules, rec.Envelope, opt); err != nil {
 		return withPointerPrefix(err, "/envelope")
 	}
@@ -47,7 +63,7 @@ func VerifyGenesis(rules *Rules, rec *Record) (*Room, error) {
 	if err := rec.Envelope.Verify(); err != nil {
 		return nil, withPointerPrefix(err, "/envelope")
 	}
-	if err := CheckCreate(rules, rec.Envelope); err != nil {
+	if err := checkCreate(rules, rec.Envelope, historical); err != nil {
 		return nil, withPointerPrefix(err, "/envelope")
 	}
 	return NewRoom(rules, rec)

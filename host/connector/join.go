@@ -23,9 +23,10 @@ import (
 //     checks that the agent is an active member with the approved role (an
 //     input role that differs is role_mismatch) and returns joined;
 //   - an agent already active in the room gets joined at once;
-//   - when a direct join is allowed (a public room whose open roles include
-//     the role, or an invitation for exactly that role, and no ban), it
-//     signs and submits room.join with the role and perspective;
+//   - when a direct join is allowed (the role is an effective open role of
+//     the room in any visibility, or an invitation names exactly that role,
+//     and no ban), it signs and submits room.join with the role and
+//     perspective;
 //   - otherwise it signs and submits room.join.request (role, perspective,
 //     reason, extra) and returns approval_required with the request.
 func (c *Connector) RoomJoin(ctx context.Context, sess SessionID, in RoomJoinInput) (*RoomJoinResult, error) {
@@ -266,7 +267,7 @@ func (c *Connector) directJoinFromResource(ctx context.Context, rr *roomRef, rol
 			return false, nil, nil
 		}
 	}
-	direct := res.Visibility == adp.VisibilityPublic && slices.Contains(pol.EffectiveOpenRoles(), role) || pol.Invites[c.self] == role
+	direct := pol.Invites[c.self] == role || slices.Contains(pol.EffectiveOpenRoles(res.Visibility), role)
 	if !direct {
 		return false, nil, nil
 	}
@@ -283,14 +284,17 @@ func (c *Connector) directJoinFromResource(ctx context.Context, rr *roomRef, rol
 	}
 	ev := identity.Event{Protocol: identity.ProtocolDiscourse, Type: adp.TypeRoomJoin, Actor: c.self, CreatedAt: c.nowMS(), Payload: pv,
 		RoomID: ptr(rr.roomID), BaseSeq: ptr(anchor.Seq), BaseHash: ptr(anchor.Hash)}
-	c.submitMu.Lock()
+	sl := c.submitLocks.get(submitKey(rr.h.origin))
+	if err := sl.Lock(ctx); err != nil {
+		return false, nil, err
+	}
 	env, obID, err := c.signToOutbox(ctx, store.OutboxRoomEvent, rr.h.origin, rr.roomID, anchor.Seq, ev)
 	if err != nil {
-		c.submitMu.Unlock()
+		sl.Unlock()
 		return false, nil, err
 	}
 	rec, err := c.submitRoomEvent(ctx, rr.h, rr.roomID, obID, env)
-	c.submitMu.Unlock()
+	sl.Unlock()
 	if err != nil {
 		var ce *Error
 		if !errors.As(err, &ce) || ce.Code != CodeSubmissionPending {

@@ -194,24 +194,21 @@ func (p *Processor) ProcessPrepared(st *State, prep *Prepared, opt Options) *Res
 		if err != nil {
 			return fail(rec, err)
 		}
-		if rec.Envelope != nil {
-			err := room.Check(p.Rules, rec.Envelope, adp.CheckOptions{
-				Now: rec.AcceptedAt, Records: adp.RecordHashFunc(known), TrustUnknownAnchors: true,
-			})
-			if err != nil {
-				return fail(rec, prefix(err))
-			}
+		// As a reader: the union of the current rules and the 0f87fee
+		// drafts', so histories written by older hosts verify.
+		if err := room.CheckRecord(p.Rules, rec, adp.CheckOptions{Records: adp.RecordHashFunc(known), TrustUnknownAnchors: true}); err != nil {
+			return fail(rec, err)
 		}
 		wasMember := room.IsActiveMember(p.Self)
 		item := NewTimelineItem(rec, room.Types)
 		if err := room.Apply(p.Rules, rec); err != nil {
 			return fail(rec, err)
 		}
-		if t := turnFrom(room, rec); t != nil {
+		if t := turnFrom(rec); t != nil {
 			work.ActiveTurn = t
 		}
 		a := Applied{Record: rec, Class: class, Item: item, Head: room.Head, RecordJSON: raw[i]}
-		a.Inbox = p.inboxFor(wasMember, room, rec, &item)
+		a.Inbox = p.inboxFor(wasMember, rec, &item)
 		res.Applied = append(res.Applied, a)
 		batch[rec.Seq] = rec.Hash
 	}
