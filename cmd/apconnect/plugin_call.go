@@ -241,14 +241,14 @@ func loadForCall(ctx context.Context, e *env, o *callOptions, path string, now f
 	if err != nil {
 		return nil, nil, err
 	}
-	ins, err := rt.Inspect(ctx, path, plugin.Limits{})
+	limits := config.PluginLimits{MemoryMiB: o.memoryMiB, ValidateMS: o.validateMS, WatchMS: o.watchMS, ToolMS: o.toolMS}
+	ins, err := rt.Inspect(ctx, path, pluginhost.Limits(limits))
 	_ = rt.Close(context.WithoutCancel(ctx))
 	if err != nil {
 		return nil, nil, err
 	}
 	cfg := &config.Config{Plugins: []config.Plugin{{
-		Name: ins.Description.Name, Path: path, SHA256: ins.Digest, Grants: ins.Grants.Strings(), Enabled: true,
-		Limits: config.PluginLimits{MemoryMiB: o.memoryMiB, ValidateMS: o.validateMS, WatchMS: o.watchMS, ToolMS: o.toolMS},
+		Name: ins.Description.Name, Path: path, SHA256: ins.Digest, Grants: ins.Grants.Strings(), Enabled: true, Limits: limits,
 	}}}
 	set := pluginhost.Load(ctx, cfg, pluginhost.Options{CacheDir: cacheDir, Cache: cache, Now: now})
 	closeAll := func() {
