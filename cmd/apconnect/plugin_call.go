@@ -43,8 +43,12 @@ the host's checked view of the plugin's output: validate prints
 {"ok", "errors"}, watch {"items"} as the agent's inbox gets them, a tool its
 result, pack the pack, describe the description. A refusal or a tool's
 is_error result is an answer (exit 0); a failed call prints
-{"error":{"code","message"}} and exits 1. --log prints the plugin's log
-(stdout, stderr and its log import) to stderr.`
+{"error":{"code","message"}} and exits 1.
+
+Flags of call: --cache DIR and --no-cache as for inspect; --log prints the
+plugin's log (stdout, stderr and its log import) to stderr; --memory-mib N
+(default 64), --validate-ms N (250), --watch-ms N (250) and --tool-ms N
+(2000) are the [plugins.limits] of a config entry.`
 
 // callOptions are the flags of "plugin call".
 type callOptions struct {
