@@ -357,3 +357,80 @@ class McpProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+class RecordingHost:
+    """A loopback HTTPS server with its own CA that answers every request
+    with an Agent Identity `not_found` error and records each request's
+    method, path and Authorization header: where apconnect's request JWTs
+    are caught to be verified by the SDK (a real host never shows them)."""
+
+    def __init__(self, directory: Path):
+        import datetime
+        import ssl
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.x509.oid import NameOID
+        import ipaddress
+
+        now = datetime.datetime.now(datetime.timezone.utc)
+        ca_key = ec.generate_private_key(ec.SECP256R1())
+        ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "interop recording CA")])
+        ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
+              .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+              .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+              .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+              .add_extension(x509.KeyUsage(True, False, False, False, False, True, True, False, False), critical=True)
+              .sign(ca_key, hashes.SHA256()))
+        key = ec.generate_private_key(ec.SECP256R1())
+        cert = (x509.CertificateBuilder()
+                .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
+                .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
+                .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+                .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+                .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+                .sign(ca_key, hashes.SHA256()))
+        directory.mkdir(parents=True, exist_ok=True)
+        self.ca = str(directory / "ca.pem")
+        Path(self.ca).write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+        (directory / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        (directory / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                              serialization.NoEncryption()))
+        self.requests: list[dict[str, Any]] = []
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(length)
+                recorder.requests.append({"method": self.command, "path": self.path, "at": unix_secs(),
+                                          "authorization": self.headers.get("Authorization")})
+                body = json.dumps({"error": {"code": "not_found", "message": "recording host"}}).encode()
+                self.send_response(404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = do_PUT = _answer
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(str(directory / "cert.pem"), str(directory / "key.pem"))
+        self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
+        self.origin = f"https://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def tokens(self) -> list[tuple[dict[str, Any], str]]:
+        return [(r, r["authorization"][len("Bearer "):]) for r in self.requests
+                if (r["authorization"] or "").startswith("Bearer ")]
+
+    def stop(self) -> None:
+        self.server.shutdown()
