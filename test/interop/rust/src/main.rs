@@ -1,1 +1,145 @@
-fn main() {}
+//! The reference Rust SDK's `LocalConnector` (agent-protocols 0.12.6)
+//! pointed at a real `apconnect hub`, driven line by line from stdin.
+//!
+//! Usage: `sdk-connector-interop --host ORIGIN --ca CA.pem`
+//!
+//! Each stdin line is one JSON request:
+//!   `{"agent": NAME, "tool": TOOL, "input": {...}}` calls one tool of the
+//!   connector named NAME (created on first use with a fresh key, the hub
+//!   as its only allowed host and profile service);
+//!   `{"agent": NAME, "op": "agent_id"}` returns that connector's Agent ID;
+//!   `{"agent": NAME, "op": "snapshot"}` returns its persisted state.
+//! Each answer is one JSON line: `{"ok": RESULT}` or
+//! `{"error": {"code", "message", "data"}}`. The test driving it
+//! (test/interop/test_rust_connector.py) decides what is right; this
+//! program only runs the SDK.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, Write};
+
+use agent_protocols::identity::AgentSigner;
+use agent_protocols::local_connector::{AgentProtocolsHost, LocalConnector};
+use agent_protocols::SdkError;
+use serde_json::{json, Value};
+
+struct Config {
+    host: String,
+    ca: String,
+}
+
+fn parse_args() -> Result<Config, String> {
+    let mut host = None;
+    let mut ca = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        match flag.as_str() {
+            "--host" => host = args.next(),
+            "--ca" => ca = args.next(),
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(Config {
+        host: host.ok_or("--host ORIGIN is required")?,
+        ca: ca.ok_or("--ca FILE is required")?,
+    })
+}
+
+fn http_client(ca: &str) -> Result<reqwest::Client, String> {
+    let pem = std::fs::read(ca).map_err(|e| format!("read {ca}: {e}"))?;
+    let cert = reqwest::Certificate::from_pem(&pem).map_err(|e| format!("{ca}: {e}"))?;
+    // Like the connector's default client: no redirects; the hub's CA only.
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .tls_certs_only([cert])
+        .build()
+        .map_err(|e| format!("HTTP client: {e}"))
+}
+
+fn new_connector(cfg: &Config, client: &reqwest::Client) -> LocalConnector {
+    let mut c = LocalConnector::new(AgentSigner::generate()).with_http_client(client.clone());
+    c.add_host(AgentProtocolsHost {
+        host: cfg.host.clone(),
+        label: Some("apconnect hub".into()),
+        allowed: true,
+        features: Vec::new(),
+        profile_service: Some(cfg.host.clone()),
+        last_checked_at: None,
+    });
+    c
+}
+
+fn error_value(e: &SdkError) -> Value {
+    json!({"error": {"code": e.code(), "message": e.to_string(), "data": e.data()}})
+}
+
+async fn answer(
+    cfg: &Config,
+    client: &reqwest::Client,
+    agents: &mut BTreeMap<String, LocalConnector>,
+    req: Value,
+) -> Value {
+    let Some(name) = req["agent"].as_str() else {
+        return json!({"error": {"code": "bad_request", "message": "agent is required"}});
+    };
+    let conn = agents
+        .entry(name.to_owned())
+        .or_insert_with(|| new_connector(cfg, client));
+    if let Some(op) = req["op"].as_str() {
+        return match op {
+            "agent_id" => json!({"ok": conn.agent_id()}),
+            "snapshot" => match conn.snapshot() {
+                Ok(v) => json!({"ok": v}),
+                Err(e) => error_value(&e),
+            },
+            other => json!({"error": {"code": "bad_request", "message": format!("unknown op {other}")}}),
+        };
+    }
+    let Some(tool) = req["tool"].as_str() else {
+        return json!({"error": {"code": "bad_request", "message": "tool or op is required"}});
+    };
+    let input = req.get("input").cloned().unwrap_or_else(|| json!({}));
+    match conn.call_tool(tool, input).await {
+        Ok(v) => json!({"ok": v}),
+        Err(e) => error_value(&e),
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let cfg = match parse_args() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("sdk-connector-interop: {e}");
+            std::process::exit(2);
+        }
+    };
+    let client = match http_client(&cfg.ca) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("sdk-connector-interop: {e}");
+            std::process::exit(2);
+        }
+    };
+    let mut agents = BTreeMap::new();
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let line = match line {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("sdk-connector-interop: stdin: {e}");
+                std::process::exit(2);
+            }
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let out = match serde_json::from_str::<Value>(&line) {
+            Ok(req) => answer(&cfg, &client, &mut agents, req).await,
+            Err(e) => json!({"error": {"code": "bad_request", "message": format!("not JSON: {e}")}}),
+        };
+        if writeln!(stdout, "{out}").and_then(|_| stdout.flush()).is_err() {
+            std::process::exit(2);
+        }
+    }
+}
