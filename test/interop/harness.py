@@ -125,7 +125,8 @@ class SdkAgent:
     def __init__(self, hub: Hub, name: str, seed: bytes | None = None):
         self.hub = hub
         self.name = name
-        self.signer = AgentSigner.from_seed(seed) if seed else AgentSigner.generate()
+        self.seed = seed or os.urandom(32)
+        self.signer = AgentSigner.from_seed(self.seed)
         self.id = self.signer.agent_id()
         self.nonces = ClientNonceManager()
         self.session = hub.session()

@@ -9,4 +9,20 @@ loses the section.
 """
 
 # case id -> {"go": apconnect's verdict, "doc": anchor text in docs/INTEROP.md}
-VECTOR_DIFFERENCES: dict[str, dict] = {}
+VECTOR_DIFFERENCES: dict[str, dict] = {
+    # The two SDKs disagree: Python's validate_profile_payload answers
+    # invalid_actor for a payload without id, Rust's typed payload does not
+    # decode (a host answers invalid_event). apconnect follows Rust, the
+    # reference for wire shapes (PROTOCOL-0.12.md, "How to read this").
+    "profile_payload: missing id": {"go": "invalid_event", "doc": "Profile payload without id"},
+}
+
+# hub case id -> {"hub": the hub's answer, "doc": anchor text in docs/INTEROP.md}
+HUB_DIFFERENCES: dict[str, dict] = {
+    # Host policy (PROTOCOL-0.12.md §2.7 and DECISIONS): the hub tolerates 60 s
+    # of clock skew on request JWTs, the SDK's verifier none. A 0.12.6 client
+    # always sends iat = now, so the leniency never refuses one.
+    "jwt: iat one second ahead (D-18)": {"hub": "ok", "doc": "Request JWT clock skew"},
+    "jwt: iat 30 seconds ahead (D-18)": {"hub": "ok", "doc": "Request JWT clock skew"},
+    "jwt: exp one second ago (D-18)": {"hub": "ok", "doc": "Request JWT clock skew"},
+}
