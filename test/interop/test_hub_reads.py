@@ -260,3 +260,35 @@ def test_profiles(hub, sdk):
     batch = alice.profiles.get_profiles([alice.id])
     assert "next_cursor" not in batch and [p["id"] for p in batch["result"]] == [alice.id]
     assert http_code(alice.profiles.get_profile, sdk().id) == "not_found"
+
+
+def test_redacted_records(hub, sdk, apc):
+    """ADP 14.1 redaction by `apconnect hub redact`: the SDK verifies the
+    chain and the archive and reports the seq; apconnect's reader keeps the
+    head where the SDK's rules put it (a redacted message does not move it,
+    D-22)."""
+    from harness import apconnect_bin
+    import subprocess
+
+    alice = sdk("alice")
+    room = Room(alice, types=[{"use": "adp:reactions/1.0"}])
+    secret = room.write(alice, "message.create", {"content_type": "text/plain", "content": "secret"})
+    room.write(alice, "reaction.create", {"event_id": secret["envelope"]["hash"], "reaction": "agree"}, room.last)
+    room.write(alice, "message.create", {"content_type": "text/plain", "content": "after"})
+    out = subprocess.run([str(apconnect_bin()), "hub", "redact", "--data", str(hub.data), "--room", room.id,
+                          "--seq", str(secret["seq"])], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    room.refresh()
+    red = room.records[secret["seq"] - 1]
+    assert red["envelope"] == {"hash": secret["envelope"]["hash"], "redacted": True, "type": "message.create"}, red
+    assert kernel_errors("serverRecord", red) == []
+    verify_server_record_chain(room.records)
+    manifest = alice.discourse.archive(room.id)
+    body = fetch(alice, manifest["formats"]["jsonl"]).content.decode()
+    lines = [parse_strict_json(line) for line in body.splitlines() if line.strip()]
+    assert all(kernel_errors("serverRecord", line) == [] for line in lines), "D-21: the JSONL holds more than records"
+    assert verify_archive_records(manifest, lines) == [secret["seq"]]
+    reader = apc("reader")
+    state = reader.ok("room_open", {"host": hub.origin, "room_id": room.id})
+    assert not state["sync"].get("verification"), state["sync"]
+    assert (state["sync"]["head_seq"], state["sync"]["head_hash"]) == room.head, (state["sync"], room.head)

@@ -203,3 +203,19 @@ def test_room_state_equals_apconnect(hub, rust, apc):
     a, b = comparable_state(ours, our_members, our_tl), comparable_state(theirs, their_members, their_tl)
     diffs = [f"{k}: apconnect {json.dumps(a[k])[:400]} / 0.12.6 {json.dumps(b[k])[:400]}" for k in a if a[k] != b[k]]
     assert not diffs, "\n".join(diffs)
+    # Part 3 in Rust: the archive of a room apconnect wrote verifies in the
+    # 0.12.6 connector, replay included.
+    alice.ok("room_submit_event", {"room_id": rid, "type": "room.close", "payload": {}})
+    archive = rust.ok("r", "room_archive", room_id=rid, host=hub.origin)
+    assert archive.get("verified") is True and archive.get("state_verified") is not False, json.dumps(archive)[:600]
+
+
+def test_apconnect_profile_in_rust(hub, rust, apc):
+    """Part 3 in Rust: a profile apconnect signed reads and verifies in the
+    0.12.6 connector (profiles_get, profile_history)."""
+    alice = apc("alice")
+    alice.ok("profile_update", {"profile_service": hub.origin, "profile": {"name": "Alice", "capabilities": ["interop"]}})
+    got = rust.ok("r", "profiles_get", profile_service=hub.origin, ids=[alice.id])
+    assert "Alice" in json.dumps(got), got
+    history = rust.ok("r", "profile_history", profile_service=hub.origin, agent_id=alice.id)
+    assert alice.id in json.dumps(history), history
