@@ -53,6 +53,9 @@ class RustConnector:
         assert "ok" in out, f"0.12.6 LocalConnector {tool} {json.dumps(input)[:300]} against apconnect hub: {json.dumps(out['error'])[:600]}"
         return out["ok"]
 
+    def verify_jwt(self, token, audience, now):
+        return self._ask({"op": "verify_jwt", "token": token, "audience": audience, "now": now})
+
     def agent_id(self, agent):
         return self._ask({"agent": agent, "op": "agent_id"})["ok"]
 
@@ -219,3 +222,24 @@ def test_apconnect_profile_in_rust(hub, rust, apc):
     assert "Alice" in json.dumps(got), got
     history = rust.ok("r", "profile_history", profile_service=hub.origin, agent_id=alice.id)
     assert alice.id in json.dumps(history), history
+
+
+def test_apconnect_jwts_in_rust(tmp_path, hub, rust):
+    """Part 3 in Rust: apconnect's request JWTs pass the Rust SDK's
+    verify_request_jwt with zero skew, also a second before they arrived
+    (D-18/D-19)."""
+    from harness import Apconnect, RecordingHost
+
+    rec = RecordingHost(tmp_path / "recorder")
+    try:
+        agent = Apconnect(tmp_path / "home", hub, "jwt", host=rec.origin, ca=rec.ca)
+        agent.call("room_open", {"host": rec.origin, "room_id": "someroom"})
+        tokens = rec.tokens()
+        assert tokens, f"apconnect sent no request JWT: {rec.requests}"
+        for req, token in tokens:
+            for now in (req["at"], req["at"] - 1):
+                out = rust.verify_jwt(token, rec.origin, now)
+                assert "ok" in out, f"Rust verify_request_jwt at {now} (arrived {req['at']}): {out}"
+                assert out["ok"]["iss"] == agent.id
+    finally:
+        rec.stop()

@@ -8,7 +8,9 @@
 //!   connector named NAME (created on first use with a fresh key, the hub
 //!   as its only allowed host and profile service);
 //!   `{"agent": NAME, "op": "agent_id"}` returns that connector's Agent ID;
-//!   `{"agent": NAME, "op": "snapshot"}` returns its persisted state.
+//!   `{"agent": NAME, "op": "snapshot"}` returns its persisted state;
+//!   `{"op": "verify_jwt", "token", "audience", "now"}` runs the SDK's
+//!   `verify_request_jwt` (zero skew, 300 s lifetime) and returns the claims.
 //! Each answer is one JSON line: `{"ok": RESULT}` or
 //! `{"error": {"code", "message", "data"}}`. The test driving it
 //! (test/interop/test_rust_connector.py) decides what is right; this
@@ -17,7 +19,7 @@
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 
-use agent_protocols::identity::AgentSigner;
+use agent_protocols::identity::{verify_request_jwt, AgentSigner, RequestAuthContext};
 use agent_protocols::local_connector::{AgentProtocolsHost, LocalConnector};
 use agent_protocols::SdkError;
 use serde_json::{json, Value};
@@ -78,6 +80,20 @@ async fn answer(
     agents: &mut BTreeMap<String, LocalConnector>,
     req: Value,
 ) -> Value {
+    if req["op"] == "verify_jwt" {
+        let ctx = RequestAuthContext {
+            audience: req["audience"].as_str().unwrap_or_default().to_owned(),
+            now_secs: req["now"].as_i64().unwrap_or_default(),
+            max_ttl_secs: 300,
+        };
+        return match verify_request_jwt(req["token"].as_str().unwrap_or_default(), &ctx) {
+            Ok(claims) => match serde_json::to_value(claims) {
+                Ok(v) => json!({"ok": v}),
+                Err(e) => json!({"error": {"code": "bad_claims", "message": e.to_string()}}),
+            },
+            Err(e) => error_value(&e),
+        };
+    }
     let Some(name) = req["agent"].as_str() else {
         return json!({"error": {"code": "bad_request", "message": "agent is required"}});
     };
