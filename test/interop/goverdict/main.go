@@ -396,7 +396,7 @@ func baseCheck(raw json.RawMessage) (any, error) {
 	}
 	headHash, _ := anchor(in.HeadSeq)
 	err = adp.CheckBase(c, adp.Link{Seq: in.HeadSeq, Hash: headHash}, in.LastSeq,
-		adp.Link{Seq: in.BaseSeq, Hash: "base-hash"}, anchor)
+		adp.Link{Seq: in.BaseSeq, Hash: "base-hash"}, anchor, false)
 	return code(err), nil
 }
 
@@ -485,8 +485,11 @@ func openRoles(raw json.RawMessage) (any, error) {
 		}
 		policy = v
 	}
-	if err := adp.ValidatePolicy(policy, in.Visibility); err != nil {
-		return map[string]any{"valid": false, "effective": nil}, nil
+	// An absent policy has nothing to validate (room.create without one).
+	if policy != nil {
+		if err := adp.ValidatePolicy(policy, in.Visibility); err != nil {
+			return map[string]any{"valid": false, "effective": nil}, nil
+		}
 	}
 	var p adp.Policy
 	if policy != nil {
