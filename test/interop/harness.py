@@ -245,6 +245,10 @@ def http_code(fn, *args, **kwargs) -> str:
     except HttpResponseError as err:
         if err.code is None:
             raise AssertionError(f"HTTP {err.status} without an Agent Identity error body: {err.body[:300]}")
+        from sdkref import kernel_errors
+
+        problems = kernel_errors("errorResponse", json.loads(err.body))
+        assert not problems, f"the error body is not the kernel's errorResponse: {problems}: {err.body[:300]}"
         return err.code
 
 

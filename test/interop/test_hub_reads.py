@@ -236,8 +236,12 @@ def test_sse_stream_ends_by_token_expiry(sdk):
 def test_profiles(hub, sdk):
     """Profile writes and every profile read, through the SDK ProfileClient."""
     from agent_protocols import ProfileCache, materialize_profile, validate_profile_update
+    from sdkref import profile_errors
 
     alice = sdk("alice")
+    discovery = alice.session.get(hub.origin + "/.well-known/agent-profile").json()
+    assert profile_errors("discoveryDocument", discovery) == [], profile_errors("discoveryDocument", discovery)
+    assert alice.profiles.profiles_url == hub.origin + "/v1/profiles"
     doc = alice.update_profile({"id": alice.id, "name": "Alice", "capabilities": ["interop"]})
     assert doc["id"] == alice.id and doc["name"] == "Alice"
     latest = alice.profiles.latest_profile_update(alice.id)
@@ -257,6 +261,8 @@ def test_profiles(hub, sdk):
     nonces = [e["event"]["nonce"] for e in history]
     assert nonces == sorted(nonces, reverse=True)
     assert verdict(cache.observe, latest, alice.id, local="stale_profile") == "stale_profile"
+    assert profile_errors("profileEventsResponse", alice.profiles.profile_events(alice.id, limit=10)) == []
+    assert profile_errors("profileDocument", served) == [], profile_errors("profileDocument", served)
     batch = alice.profiles.get_profiles([alice.id])
     assert "next_cursor" not in batch and [p["id"] for p in batch["result"]] == [alice.id]
     assert http_code(alice.profiles.get_profile, sdk().id) == "not_found"

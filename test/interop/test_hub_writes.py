@@ -356,6 +356,13 @@ def test_membership_lifecycle(sdk):
     assert room.attempt(alice, "room.member.remove", {"member": carol.id, "ban": True}, room.last) == "ok"
     env = carol.sign(carol.event("room.join", room.id, room.last, {"role": "observer"}))
     assert http_code(carol.discourse.join_room, room.id, env) in ("member_banned", "permission_denied")
+    # a rejected request: reviewed once, no membership
+    dave = room.owner.__class__(room.owner.hub, "dave")
+    req = dave.request_join(room.id, {"role": "speaker"})
+    assert room.attempt(alice, "room.join.review", {"request": req["request"], "decision": "reject", "reason": "no"}, room.last) == "ok"
+    assert alice.discourse.join_request(room.id, req["id"], alice.jwt())["status"] == "rejected"
+    again = {"request": req["request"], "decision": "approve", "role": "speaker"}
+    assert room.attempt(alice, "room.join.review", again, room.last) in ("join_request_not_pending", "invalid_request")
     # the creator cannot leave (SDK: permission_denied)
     expected = verdict(validate_room_write, "room.leave", "active", {"role": "moderator", "is_creator": True})
     assert room.attempt(alice, "room.leave", {}, room.last) == expected
