@@ -26,3 +26,9 @@ HUB_DIFFERENCES: dict[str, dict] = {
     "jwt: iat 30 seconds ahead (D-18)": {"hub": "ok", "doc": "Request JWT clock skew"},
     "jwt: exp one second ago (D-18)": {"hub": "ok", "doc": "Request JWT clock skew"},
 }
+
+# Cases where the Rust and Python SDKs disagree with each other: case id ->
+# {"rust": the Rust verdict, "doc": anchor in docs/INTEROP.md}. The Python
+# verdict stays in vectors.py; VECTOR_DIFFERENCES says when apconnect
+# follows Rust instead.
+SDK_DIFFERENCES: dict[str, dict] = {}

@@ -248,3 +248,41 @@ def test_apconnect_jwts_in_rust(tmp_path, hub, rust):
                 assert out["ok"]["iss"] == agent.id
     finally:
         rec.stop()
+
+
+RUST_KINDS = {"origin", "agent_id", "strict_json", "type_name", "jwt", "max_seen_nonce", "pattern", "blank",
+              "pack_digest", "declaration", "open_roles"}
+
+
+def test_vectors_in_rust(rust):
+    """Part 1 with the second SDK: the differential cases the Rust SDK has a
+    public function for get the same verdict from it as from the Python SDK
+    (whose verdicts apconnect is held to in test_vectors.py). Where the two
+    SDKs disagree, known_differences.SDK_DIFFERENCES says which one
+    apconnect follows, and test_vectors.py holds apconnect to that."""
+    from known_differences import SDK_DIFFERENCES
+    from sdkref import WIRE_CODES
+    from vectors import all_cases
+
+    def wire(v):
+        if isinstance(v, str) and v not in ("ok", "refused", "invalid_token") and v not in WIRE_CODES:
+            return "invalid_event"  # undecodable or a local SDK code: a host says invalid_event
+        return v
+
+    bad, seen = [], 0
+    for case in all_cases():
+        if case.kind not in RUST_KINDS:
+            continue
+        out = rust._ask({"op": "verdict", "kind": case.kind, "input": case.input})
+        assert "ok" in out, f"{case.id}: {out}"
+        seen += 1
+        got = wire(out["ok"])
+        known = SDK_DIFFERENCES.get(case.id)
+        if known is not None:
+            if got != known["rust"]:
+                bad.append(f"{case.id}: documented Rust verdict {known['rust']}, now {got}")
+            continue
+        if got != case.sdk:
+            bad.append(f"{case.id}: Python SDK {json.dumps(case.sdk)}, Rust SDK {json.dumps(got)}; input {json.dumps(case.input)[:300]}")
+    assert seen > 100
+    assert not bad, "the two SDKs disagree:\n" + "\n".join(bad)

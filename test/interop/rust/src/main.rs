@@ -10,7 +10,10 @@
 //!   `{"agent": NAME, "op": "agent_id"}` returns that connector's Agent ID;
 //!   `{"agent": NAME, "op": "snapshot"}` returns its persisted state;
 //!   `{"op": "verify_jwt", "token", "audience", "now"}` runs the SDK's
-//!   `verify_request_jwt` (zero skew, 300 s lifetime) and returns the claims.
+//!   `verify_request_jwt` (zero skew, 300 s lifetime) and returns the claims;
+//!   `{"op": "verdict", "kind", "input"}` answers one differential vector
+//!   case (test/interop/vectors.py) with the Rust SDK, in the verdict shape
+//!   the Python side uses; kinds it does not know answer `{"skip": kind}`.
 //! Each answer is one JSON line: `{"ok": RESULT}` or
 //! `{"error": {"code", "message", "data"}}`. The test driving it
 //! (test/interop/test_rust_connector.py) decides what is right; this
@@ -19,7 +22,16 @@
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 
-use agent_protocols::identity::{verify_request_jwt, AgentSigner, RequestAuthContext};
+use agent_protocols::discourse::{
+    effective_open_roles, validate_custom_event_type_name, validate_message_create_payload,
+    validate_room_policy, validate_room_visibility_policy, validate_type_declaration,
+    validate_type_def, verify_pack_digest, MessageCreatePayload, RoomPolicy, TypeDeclaration,
+    TypeDef, Visibility,
+};
+use agent_protocols::identity::{
+    parse_strict_json, validate_origin, verify_request_jwt, AgentId, AgentSigner,
+    ClientNonceManager, RequestAuthContext,
+};
 use agent_protocols::local_connector::{AgentProtocolsHost, LocalConnector};
 use agent_protocols::SdkError;
 use serde_json::{json, Value};
@@ -80,6 +92,9 @@ async fn answer(
     agents: &mut BTreeMap<String, LocalConnector>,
     req: Value,
 ) -> Value {
+    if req["op"] == "verdict" {
+        return verdict(req["kind"].as_str().unwrap_or_default(), &req["input"]);
+    }
     if req["op"] == "verify_jwt" {
         let ctx = RequestAuthContext {
             audience: req["audience"].as_str().unwrap_or_default().to_owned(),
@@ -118,6 +133,85 @@ async fn answer(
         Ok(v) => json!({"ok": v}),
         Err(e) => error_value(&e),
     }
+}
+
+/// The code of an SDK error, "ok" for success; errors without a protocol
+/// code (a JSON decode failure) are "undecodable".
+fn code_of<T>(r: agent_protocols::Result<T>) -> Value {
+    match r {
+        Ok(_) => json!("ok"),
+        Err(e) => json!(e.code().unwrap_or("undecodable")),
+    }
+}
+
+fn decode<T: serde::de::DeserializeOwned>(v: &Value) -> agent_protocols::Result<T> {
+    Ok(serde_json::from_value(v.clone())?)
+}
+
+/// One differential vector case, answered by the Rust SDK.
+fn verdict(kind: &str, input: &Value) -> Value {
+    let s = |k: &str| input[k].as_str().unwrap_or_default().to_owned();
+    let v = match kind {
+        "origin" => json!(validate_origin(&s("value")).is_ok()),
+        "agent_id" => json!(s("value").parse::<AgentId>().and_then(|id| id.public_key_bytes().map(|_| ())).is_ok()),
+        "strict_json" => json!(parse_strict_json(&s("text")).is_ok()),
+        "type_name" => json!(validate_custom_event_type_name(&s("name")).is_ok()),
+        "jwt" => {
+            let ctx = RequestAuthContext {
+                audience: s("audience"),
+                now_secs: input["now"].as_i64().unwrap_or_default(),
+                max_ttl_secs: 300,
+            };
+            json!(if verify_request_jwt(&s("token"), &ctx).is_ok() { "ok" } else { "invalid_token" })
+        }
+        "max_seen_nonce" => {
+            let next = input["next"].as_u64().unwrap_or_default();
+            let now = input["now"].as_i64().unwrap_or_default();
+            match ClientNonceManager::with_next(next)
+                .and_then(|mut m| m.observe_max_nonce_header(&s("header"), now).map(|_| m.peek()))
+            {
+                Ok(n) => json!({"next": n}),
+                Err(_) => json!("refused"),
+            }
+        }
+        "pattern" => {
+            let def = json!({"type": "x.y", "kind": "message", "title": "t",
+                             "schema": {"type": "string", "pattern": s("pattern")}});
+            json!(decode::<TypeDef>(&def).and_then(|d| validate_type_def(&d)).is_ok())
+        }
+        "blank" => {
+            let p = json!({"content_type": s("value"), "content": "x"});
+            json!(decode::<MessageCreatePayload>(&p).and_then(|p| validate_message_create_payload(&p)).is_err())
+        }
+        "pack_digest" => {
+            let data = base64_url(&s("data"));
+            code_of(verify_pack_digest(&data, &s("digest")))
+        }
+        "declaration" => code_of(decode::<TypeDeclaration>(&input["declaration"]).and_then(|d| validate_type_declaration(&d))),
+        "open_roles" => {
+            let vis: agent_protocols::Result<Visibility> = decode(&input["visibility"]);
+            let policy: agent_protocols::Result<Option<RoomPolicy>> = decode(&input["policy"]);
+            match (vis, policy) {
+                (Ok(vis), Ok(policy)) => {
+                    let ok = validate_room_policy(policy.as_ref()).is_ok()
+                        && validate_room_visibility_policy(vis, policy.as_ref()).is_ok();
+                    if ok {
+                        json!({"valid": true, "effective": effective_open_roles(vis, policy.as_ref())})
+                    } else {
+                        json!({"valid": false, "effective": null})
+                    }
+                }
+                _ => json!({"valid": false, "effective": null}),
+            }
+        }
+        other => return json!({"skip": other}),
+    };
+    json!({"ok": v})
+}
+
+fn base64_url(s: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(s).unwrap_or_default()
 }
 
 #[tokio::main(flavor = "current_thread")]
