@@ -75,7 +75,7 @@ def test_apconnect_room_verifies_in_the_sdk(hub, apc, sdk):
 
     reader = sdk("reader")
     records = reader.records(rid)
-    assert len(records) == 12, [r["envelope"]["event"]["type"] for r in records]
+    assert len(records) == 13, [r["envelope"]["event"]["type"] for r in records]
     verify_server_record_chain(records)
     for rec in records:
         assert kernel_errors("serverRecord", rec) == [], kernel_errors("serverRecord", rec)

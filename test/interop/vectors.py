@@ -519,7 +519,8 @@ def vocabulary_cases(b: Builder) -> None:
         "link url ftp": (dict(base, links=[{"name": "n", "url": "ftp://x.example", "rel": "r"}]), ""),
         "principal with an extra member": (dict(base, delegations=[{"principal": {"id": "https://p.example/x", "logo": "l"}}]), ""),
         "top-level username": (dict(base, username="u"), ""),
-        "endpoint url without a host": (dict(base, service_endpoints=[{"type": "t", "url": "https:///x"}]), "D-25"),
+        "endpoint url without a host": (dict(base, service_endpoints=[{"type": "t", "url": "https://"}]), "D-25"),
+        "endpoint url https:///x": (dict(base, service_endpoints=[{"type": "t", "url": "https:///x"}]), "D-25"),
         "principal id not a URL": (dict(base, delegations=[{"principal": {"id": "nope"}}]), "D-25"),
         "whitespace name": (dict(base, name=" "), ""),
     }
