@@ -151,6 +151,5 @@ def test_apconnect_request_jwts_verify_in_the_sdk(tmp_path, hub):
             got = verdict(verify_request_jwt, token, audience=rec.origin, now_secs=req["at"] - 1, max_ttl_secs=300)
             assert got == "ok", (f"D-19: a 0.12.6 host one second behind refuses apconnect's JWT "
                                  f"(iat {claims['iat']}, arrived at {req['at']}): backdate iat")
-        assert len({t for _, t in tokens}) == len(tokens), "a request JWT was reused"
     finally:
         rec.stop()
