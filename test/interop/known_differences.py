@@ -35,4 +35,7 @@ HUB_DIFFERENCES: dict[str, dict] = {
 # {"rust": the Rust verdict, "doc": anchor in docs/INTEROP.md}. The Python
 # verdict stays in vectors.py; VECTOR_DIFFERENCES says when apconnect
 # follows Rust instead.
-SDK_DIFFERENCES: dict[str, dict] = {}
+SDK_DIFFERENCES: dict[str, dict] = {
+    "profile_payload: missing id": {"rust": "invalid_event", "doc": "Profile payload without id"},
+    "profile_payload: endpoint url https:///x [D-25]": {"rust": "ok", "doc": "URLs with an empty authority"},
+}

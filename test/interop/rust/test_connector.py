@@ -251,7 +251,7 @@ def test_apconnect_jwts_in_rust(tmp_path, hub, rust):
 
 
 RUST_KINDS = {"origin", "agent_id", "strict_json", "type_name", "jwt", "max_seen_nonce", "pattern", "blank",
-              "pack_digest", "declaration", "open_roles"}
+              "pack_digest", "declaration", "open_roles", "profile_payload"}
 
 
 def test_vectors_in_rust(rust):
@@ -286,3 +286,5 @@ def test_vectors_in_rust(rust):
             bad.append(f"{case.id}: Python SDK {json.dumps(case.sdk)}, Rust SDK {json.dumps(got)}; input {json.dumps(case.input)[:300]}")
     assert seen > 100
     assert not bad, "the two SDKs disagree:\n" + "\n".join(bad)
+    doc = (REPO / "docs" / "INTEROP.md").read_text()
+    assert all(v["doc"] in doc for v in SDK_DIFFERENCES.values()), "an SDK difference is not in docs/INTEROP.md"

@@ -33,6 +33,7 @@ use agent_protocols::identity::{
     ClientNonceManager, RequestAuthContext,
 };
 use agent_protocols::local_connector::{AgentProtocolsHost, LocalConnector};
+use agent_protocols::profile::{validate_profile_payload, ProfileUpdatePayload};
 use agent_protocols::SdkError;
 use serde_json::{json, Value};
 
@@ -122,7 +123,9 @@ async fn answer(
                 Ok(v) => json!({"ok": v}),
                 Err(e) => error_value(&e),
             },
-            other => json!({"error": {"code": "bad_request", "message": format!("unknown op {other}")}}),
+            other => {
+                json!({"error": {"code": "bad_request", "message": format!("unknown op {other}")}})
+            }
         };
     }
     let Some(tool) = req["tool"].as_str() else {
@@ -153,7 +156,10 @@ fn verdict(kind: &str, input: &Value) -> Value {
     let s = |k: &str| input[k].as_str().unwrap_or_default().to_owned();
     let v = match kind {
         "origin" => json!(validate_origin(&s("value")).is_ok()),
-        "agent_id" => json!(s("value").parse::<AgentId>().and_then(|id| id.public_key_bytes().map(|_| ())).is_ok()),
+        "agent_id" => json!(s("value")
+            .parse::<AgentId>()
+            .and_then(|id| id.public_key_bytes().map(|_| ()))
+            .is_ok()),
         "strict_json" => json!(parse_strict_json(&s("text")).is_ok()),
         "type_name" => json!(validate_custom_event_type_name(&s("name")).is_ok()),
         "jwt" => {
@@ -162,14 +168,19 @@ fn verdict(kind: &str, input: &Value) -> Value {
                 now_secs: input["now"].as_i64().unwrap_or_default(),
                 max_ttl_secs: 300,
             };
-            json!(if verify_request_jwt(&s("token"), &ctx).is_ok() { "ok" } else { "invalid_token" })
+            json!(if verify_request_jwt(&s("token"), &ctx).is_ok() {
+                "ok"
+            } else {
+                "invalid_token"
+            })
         }
         "max_seen_nonce" => {
             let next = input["next"].as_u64().unwrap_or_default();
             let now = input["now"].as_i64().unwrap_or_default();
-            match ClientNonceManager::with_next(next)
-                .and_then(|mut m| m.observe_max_nonce_header(&s("header"), now).map(|_| m.peek()))
-            {
+            match ClientNonceManager::with_next(next).and_then(|mut m| {
+                m.observe_max_nonce_header(&s("header"), now)
+                    .map(|_| m.peek())
+            }) {
                 Ok(n) => json!({"next": n}),
                 Err(_) => json!("refused"),
             }
@@ -177,17 +188,24 @@ fn verdict(kind: &str, input: &Value) -> Value {
         "pattern" => {
             let def = json!({"type": "x.y", "kind": "message", "title": "t",
                              "schema": {"type": "string", "pattern": s("pattern")}});
-            json!(decode::<TypeDef>(&def).and_then(|d| validate_type_def(&d)).is_ok())
+            json!(decode::<TypeDef>(&def)
+                .and_then(|d| validate_type_def(&d))
+                .is_ok())
         }
         "blank" => {
             let p = json!({"content_type": s("value"), "content": "x"});
-            json!(decode::<MessageCreatePayload>(&p).and_then(|p| validate_message_create_payload(&p)).is_err())
+            json!(decode::<MessageCreatePayload>(&p)
+                .and_then(|p| validate_message_create_payload(&p))
+                .is_err())
         }
         "pack_digest" => {
             let data = base64_url(&s("data"));
             code_of(verify_pack_digest(&data, &s("digest")))
         }
-        "declaration" => code_of(decode::<TypeDeclaration>(&input["declaration"]).and_then(|d| validate_type_declaration(&d))),
+        "declaration" => code_of(
+            decode::<TypeDeclaration>(&input["declaration"])
+                .and_then(|d| validate_type_declaration(&d)),
+        ),
         "open_roles" => {
             let vis: agent_protocols::Result<Visibility> = decode(&input["visibility"]);
             let policy: agent_protocols::Result<Option<RoomPolicy>> = decode(&input["policy"]);
@@ -204,6 +222,11 @@ fn verdict(kind: &str, input: &Value) -> Value {
                 _ => json!({"valid": false, "effective": null}),
             }
         }
+        "profile_payload" => match decode::<ProfileUpdatePayload>(&input["payload"]) {
+            Err(_) => json!("undecodable"),
+            Ok(p) if p.id.as_str() != s("actor") => json!("invalid_actor"),
+            Ok(p) => code_of(validate_profile_payload(&p)),
+        },
         other => return json!({"skip": other}),
     };
     json!({"ok": v})
@@ -211,7 +234,9 @@ fn verdict(kind: &str, input: &Value) -> Value {
 
 fn base64_url(s: &str) -> Vec<u8> {
     use base64::Engine as _;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(s).unwrap_or_default()
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(s)
+        .unwrap_or_default()
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -246,9 +271,14 @@ async fn main() {
         }
         let out = match serde_json::from_str::<Value>(&line) {
             Ok(req) => answer(&cfg, &client, &mut agents, req).await,
-            Err(e) => json!({"error": {"code": "bad_request", "message": format!("not JSON: {e}")}}),
+            Err(e) => {
+                json!({"error": {"code": "bad_request", "message": format!("not JSON: {e}")}})
+            }
         };
-        if writeln!(stdout, "{out}").and_then(|_| stdout.flush()).is_err() {
+        if writeln!(stdout, "{out}")
+            .and_then(|_| stdout.flush())
+            .is_err()
+        {
             std::process::exit(2);
         }
     }
