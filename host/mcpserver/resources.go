@@ -311,8 +311,10 @@ func (s *server) roomResource(ctx context.Context, uri string, kind resourceKind
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	// The room is known with verified state, so RoomState reads local
-	// state only; with no session it presents nothing.
-	st, err := s.conn.RoomState(ctx, "", connector.RoomStateInput{RoomID: roomID, Host: row.Host, IncludeTypes: kind == resTypes})
+	// state only; with no session it presents nothing. The types resource
+	// has the full registry, the room resource a brief one.
+	full := kind == resTypes
+	st, err := s.conn.RoomState(ctx, "", connector.RoomStateInput{RoomID: roomID, Host: row.Host, IncludeTypes: &full})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,242 @@
+package connector
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"apconnect/host/adp"
+	"apconnect/host/store"
+)
+
+// RoomArchiveInput is the input of agent_protocols_room_archive.
+type RoomArchiveInput struct {
+	RoomID         string `json:"room_id"`
+	Host           string `json:"host,omitempty"`
+	IncludeRecords *bool  `json:"include_records,omitempty"`
+}
+
+// RoomArchiveResult is the result of agent_protocols_room_archive: the
+// manifest, the verified records, the redacted seqs, whether the state
+// replay went through every record, the external pack documents, and where
+// the verified archive is kept.
+type RoomArchiveResult struct {
+	Manifest      json.RawMessage   `json:"manifest"`
+	Records       []json.RawMessage `json:"records"`
+	Verified      bool              `json:"verified"`
+	Redacted      []int64           `json:"redacted"`
+	StateVerified bool              `json:"state_verified"`
+	Packs         []json.RawMessage `json:"packs"`
+	Archive       KeptArchive       `json:"archive"`
+}
+
+// KeptArchive says where a verified archive is kept locally.
+type KeptArchive struct {
+	URI          string `json:"uri"`
+	RecordsCount int    `json:"records_count"`
+	Bytes        int64  `json:"bytes"`
+	KeptAt       int64  `json:"kept_at"`
+}
+
+// ArchiveSummary is the kept report of a verified archive, stored next to
+// its records (archive.json) and served by the archive resource.
+type ArchiveSummary struct {
+	Host          string            `json:"host"`
+	RoomID        string            `json:"room_id"`
+	Manifest      json.RawMessage   `json:"manifest"`
+	Verified      bool              `json:"verified"`
+	Redacted      []int64           `json:"redacted"`
+	StateVerified bool              `json:"state_verified"`
+	Packs         []json.RawMessage `json:"packs"`
+	RecordsCount  int               `json:"records_count"`
+	Bytes         int64             `json:"bytes"`
+	KeptAt        int64             `json:"kept_at"`
+}
+
+// ArchiveURI is the resource URI of a room's kept archive.
+func ArchiveURI(roomID string) string { return "agent-protocols://rooms/" + roomID + "/archive" }
+
+// RoomArchive is agent_protocols_room_archive: download the room's archive
+// from its host and verify it (ADP 18): the manifest names the room, the
+// records chain from seq 1 to the manifest's last_seq and last_hash, every
+// non-redacted envelope's signature, every external pack against the digest
+// of its signed import, and the replayed state at each record. A failing
+// archive is verification_failed with every problem found; nothing is
+// kept. A verified one is kept in the agent's state directory, replacing
+// the room's previous archive, and is readable as the archive resource. The
+// download is bounded by the client's archive size limit. Reads the host
+// (authenticated); signs nothing and changes no room state.
+func (c *Connector) RoomArchive(ctx context.Context, sess SessionID, in RoomArchiveInput) (*RoomArchiveResult, error) {
+	rr, err := c.resolve(ctx, in.Host, in.RoomID, false)
+	if err != nil {
+		return nil, err
+	}
+	a, err := rr.h.client.DownloadArchive(ctx, rr.roomID)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	rep, err := adp.VerifyArchive(a.Manifest, a.Records, a.Packs, &adp.ArchiveOptions{HostOrigin: rr.h.origin})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if !rep.OK() {
+		problems := rep.Problems
+		if len(problems) > 16 {
+			problems = problems[:16]
+		}
+		return nil, &Error{Code: CodeVerificationFailed, Message: fmt.Sprintf("the archive of room %s failed verification: %s", rr.roomID, problems[0].Message),
+			Data: map[string]any{"problems": problems, "problems_count": len(rep.Problems)}}
+	}
+	manifest, err := json.Marshal(a.Manifest)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	out := &RoomArchiveResult{Manifest: manifest, Records: []json.RawMessage{}, Verified: true, Redacted: []int64{},
+		Packs: []json.RawMessage{}}
+	out.Redacted = append(out.Redacted, rep.Redacted...)
+	out.StateVerified = rep.Room != nil && len(rep.Redacted) == 0
+	urls := make([]string, 0, len(a.Packs))
+	for u := range a.Packs {
+		urls = append(urls, u)
+	}
+	sort.Strings(urls)
+	for _, u := range urls {
+		if !json.Valid(a.Packs[u]) {
+			return nil, &Error{Code: CodeVerificationFailed, Message: "the archive's pack " + u + " is not JSON"}
+		}
+		out.Packs = append(out.Packs, json.RawMessage(a.Packs[u]))
+	}
+	var jsonl bytes.Buffer
+	for _, rec := range a.Records {
+		line, err := json.Marshal(rec)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		jsonl.Write(line)
+		jsonl.WriteByte('\n')
+		if in.IncludeRecords == nil || *in.IncludeRecords {
+			out.Records = append(out.Records, line)
+		}
+	}
+	sum := ArchiveSummary{Host: rr.h.origin, RoomID: rr.roomID, Manifest: manifest, Verified: true, Redacted: out.Redacted,
+		StateVerified: out.StateVerified, Packs: out.Packs, RecordsCount: len(a.Records), Bytes: int64(jsonl.Len()), KeptAt: c.nowMS()}
+	if err := c.keepArchive(rr.h.origin, rr.roomID, jsonl.Bytes(), &sum); err != nil {
+		return nil, wrap(err)
+	}
+	out.Archive = KeptArchive{URI: ArchiveURI(rr.roomID), RecordsCount: sum.RecordsCount, Bytes: sum.Bytes, KeptAt: sum.KeptAt}
+	return out, nil
+}
+
+// archiveDir is where the agent's verified archives of one host's rooms
+// are kept: <state>/archives/<agent>/<host>/.
+func (c *Connector) archiveDir(host string) (string, error) {
+	name, err := store.FileName(c.self)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(c.cfg.StateDir(), "archives", strings.TrimSuffix(name, ".db"), hostDirName(host)), nil
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9.-]+`)
+
+// hostDirName is a file name for a host origin: readable, and unique by a
+// digest of the origin.
+func hostDirName(origin string) string {
+	sum := sha256.Sum256([]byte(origin))
+	return unsafeName.ReplaceAllString(strings.TrimPrefix(origin, "https://"), "_") + "-" + hex.EncodeToString(sum[:4])
+}
+
+// keepArchive writes a verified archive (records as JSON Lines, one per
+// line, and its summary) atomically: each file is written in full under a
+// temporary name, synced, then renamed over the previous one.
+func (c *Connector) keepArchive(host, roomID string, jsonl []byte, sum *ArchiveSummary) error {
+	dir, err := c.archiveDir(host)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	meta, err := json.Marshal(sum)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, roomID+".jsonl"), jsonl); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, roomID+".json"), meta)
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// KeptArchive returns the summary and the records (JSON Lines) of a room's
+// kept archive: on the given host, or on the only configured host that has
+// one. ErrNotFound when there is none; ambiguous_room when several hosts
+// have one and host is "".
+func (c *Connector) KeptArchive(host, roomID string) (*ArchiveSummary, []byte, error) {
+	hosts := c.hostOrder
+	if host != "" {
+		hosts = []string{host}
+	}
+	var found []string
+	for _, h := range hosts {
+		dir, err := c.archiveDir(h)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, err := os.Stat(filepath.Join(dir, roomID+".json")); err == nil {
+			found = append(found, h)
+		}
+	}
+	switch {
+	case len(found) == 0:
+		return nil, nil, store.ErrNotFound
+	case len(found) > 1:
+		return nil, nil, &Error{Code: CodeAmbiguousRoom, Message: "archives of room " + roomID + " are kept for more than one host", Data: map[string]any{"hosts": found}}
+	}
+	dir, _ := c.archiveDir(found[0])
+	meta, err := os.ReadFile(filepath.Join(dir, roomID+".json"))
+	if err != nil {
+		return nil, nil, err
+	}
+	var sum ArchiveSummary
+	if err := json.Unmarshal(meta, &sum); err != nil {
+		return nil, nil, err
+	}
+	jsonl, err := os.ReadFile(filepath.Join(dir, roomID+".jsonl"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, store.ErrNotFound
+	}
+	return &sum, jsonl, err
+}
