@@ -1,82 +1,31 @@
 package mcpserver
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
-	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"apconnect/test/conformance"
 )
 
-// testdata/sdk-0.12.6-tools.json is the reference SDK 0.12.6's tool catalog
-// (shared/reference/agent-protocols-0.12.6/tools.json, copied so the repository
-// stands alone): the other catalog of the union (DECISIONS #2). Its
-// Delegation, Mail and Knowledge tools come with those protocols, later.
-const sdkCatalogFile = "testdata/sdk-0.12.6-tools.json"
+// The other catalog of the union (DECISIONS #2) is the reference SDK
+// 0.12.6's, kept in package conformance.
 
-type sdkTool struct {
-	Name         string          `json:"name"`
-	Description  string          `json:"description"`
-	Annotations  map[string]bool `json:"annotations"`
-	InputSchema  json.RawMessage `json:"inputSchema"`
-	OutputSchema json.RawMessage `json:"outputSchema"`
-}
-
-var loadSDK = sync.OnceValues(func() ([]sdkTool, error) {
-	data, err := os.ReadFile(sdkCatalogFile)
-	if err != nil {
-		return nil, err
-	}
-	var tools []sdkTool
-	if err := json.Unmarshal(data, &tools); err != nil {
-		return nil, err
-	}
-	return tools, nil
-})
-
-// outOfScope reports the 0.12.6 tools of protocols apconnect does not speak
-// yet.
-func outOfScope(name string) bool {
-	for _, w := range []string{"delegation", "principal", "mail", "knowledge"} {
-		if strings.Contains(name, w) {
-			return true
-		}
-	}
-	return false
-}
+type sdkTool = conformance.SDKTool
 
 // sdkInScope returns the 0.12.6 Profile and Discourse tools.
 func sdkInScope(t testing.TB) []sdkTool {
 	t.Helper()
-	all, err := loadSDK()
-	if err != nil {
-		t.Fatal(err)
+	if n := len(conformance.SDKTools()); n != 41 {
+		t.Fatalf("the 0.12.6 catalog has %d tools, want 41", n)
 	}
-	if len(all) != 41 {
-		t.Fatalf("%s has %d tools, want 41", sdkCatalogFile, len(all))
-	}
-	var out []sdkTool
-	for _, st := range all {
-		if !outOfScope(st.Name) {
-			out = append(out, st)
-		}
-	}
-	return out
+	return conformance.SDKInScope()
 }
 
 func sdkToolNamed(t testing.TB, name string) (sdkTool, bool) {
 	t.Helper()
-	for _, st := range sdkInScope(t) {
-		if st.Name == name {
-			return st, true
-		}
-	}
-	return sdkTool{}, false
+	return conformance.SDKToolNamed(name)
 }
 
 func sdkSchemaMap(t testing.TB, raw json.RawMessage) map[string]any {
@@ -91,15 +40,8 @@ func sdkSchemaMap(t testing.TB, raw json.RawMessage) map[string]any {
 // sdkInputs returns the input members 0.12.6 declares for a tool (none when
 // it does not have the tool).
 func sdkInputs(t testing.TB, name string) []string {
-	st, ok := sdkToolNamed(t, name)
-	if !ok {
-		return nil
-	}
-	var out []string
-	for k := range sdkSchemaMap(t, st.InputSchema)["properties"].(map[string]any) {
-		out = append(out, k)
-	}
-	return out
+	t.Helper()
+	return conformance.SDKInputs(name)
 }
 
 func stringsOf(v any) []string {
@@ -118,54 +60,6 @@ func sdkRequiredResults(t testing.TB, name string) []string {
 	}
 	if r, ok := sdkSchemaMap(t, st.OutputSchema)["required"]; ok {
 		return stringsOf(r)
-	}
-	return nil
-}
-
-var sdkCompiled sync.Map // tool name -> *jsonschema.Schema
-
-// sdkOutputSchema returns the compiled 0.12.6 output schema of a tool.
-func sdkOutputSchema(t testing.TB, name string) (*jsonschema.Schema, bool) {
-	t.Helper()
-	if v, ok := sdkCompiled.Load(name); ok {
-		return v.(*jsonschema.Schema), true
-	}
-	st, ok := sdkToolNamed(t, name)
-	if !ok {
-		return nil, false
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(st.OutputSchema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	url := "mem://sdk-0.12.6/" + name + "/output.json"
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile(url)
-	if err != nil {
-		t.Fatalf("%s: 0.12.6 output schema: %v", name, err)
-	}
-	sdkCompiled.Store(name, sch)
-	return sch, true
-}
-
-// validateSDKOutput checks a result against the 0.12.6 output schema of the
-// tool of the same name (when 0.12.6 has it).
-func validateSDKOutput(t testing.TB, name string, data []byte) error {
-	t.Helper()
-	sch, ok := sdkOutputSchema(t, name)
-	if !ok {
-		return nil
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		return err
-	}
-	if err := sch.Validate(v); err != nil {
-		return fmt.Errorf("result does not match the 0.12.6 output schema of %s: %v", name, err)
 	}
 	return nil
 }
