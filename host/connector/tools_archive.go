@@ -200,11 +200,12 @@ func writeFileAtomic(path string, data []byte) error {
 	return os.Rename(tmp, path)
 }
 
-// KeptArchive returns the summary and the records (JSON Lines) of a room's
-// kept archive: on the given host, or on the only configured host that has
-// one. ErrNotFound when there is none; ambiguous_room when several hosts
-// have one and host is "".
-func (c *Connector) KeptArchive(host, roomID string) (*ArchiveSummary, []byte, error) {
+// KeptArchive returns the summary and, withRecords, the records (JSON
+// Lines) of a room's kept archive: on the given host, or on the only
+// configured host that has one. store.ErrNotFound when there is none;
+// ambiguous_room when several hosts have one and host is "". Local state
+// only.
+func (c *Connector) KeptArchive(host, roomID string, withRecords bool) (*ArchiveSummary, []byte, error) {
 	hosts := c.hostOrder
 	if host != "" {
 		hosts = []string{host}
@@ -233,6 +234,9 @@ func (c *Connector) KeptArchive(host, roomID string) (*ArchiveSummary, []byte, e
 	var sum ArchiveSummary
 	if err := json.Unmarshal(meta, &sum); err != nil {
 		return nil, nil, err
+	}
+	if !withRecords {
+		return &sum, nil, nil
 	}
 	jsonl, err := os.ReadFile(filepath.Join(dir, roomID+".jsonl"))
 	if errors.Is(err, os.ErrNotExist) {

@@ -224,3 +224,27 @@ func (c *Connector) ProfileHistory(ctx context.Context, sess SessionID, in Profi
 	}
 	return out, nil
 }
+
+// PinnedProfile is the profile pinned locally for an Agent ID: the
+// materialized document of the latest profile.update the connector
+// verified, the signed envelope, its nonce and where it came from.
+type PinnedProfile struct {
+	AgentID        string          `json:"agent_id"`
+	Profile        json.RawMessage `json:"profile"`
+	Envelope       json.RawMessage `json:"envelope"`
+	Nonce          int64           `json:"nonce"`
+	EventID        string          `json:"event_id"`
+	ProfileService string          `json:"profile_service"`
+	VerifiedAt     int64           `json:"verified_at"`
+}
+
+// Pinned returns the profile pinned for an Agent ID, or store.ErrNotFound.
+// Local state only.
+func (c *Connector) Pinned(ctx context.Context, agentID string) (*PinnedProfile, error) {
+	p, err := c.store.Read().Profile(ctx, agentID)
+	if err != nil {
+		return nil, err
+	}
+	return &PinnedProfile{AgentID: p.AgentID, Profile: json.RawMessage(p.Document), Envelope: json.RawMessage(p.Envelope), Nonce: p.Nonce,
+		EventID: p.EventID, ProfileService: p.Service, VerifiedAt: p.FetchedAt}, nil
+}
