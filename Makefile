@@ -13,7 +13,7 @@ FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')
 
-.PHONY: all build plugins test lint bench fuzz demo clean
+.PHONY: all build plugins test lint bench fuzz demo clean conformance
 
 all: build
 
@@ -56,6 +56,15 @@ lint:
 test: lint build
 	$(GO) test -race -count=1 ./...
 	cd sdk-guest && $(GO) test -race -count=1 ./...
+
+## conformance: the official MCP conformance suite (npm, installed here with
+## npm ci) against apconnect serve, at MCP 2025-11-25 and 2026-07-28
+CONFORMANCE_DIR := test/conformance
+$(CONFORMANCE_DIR)/node_modules/.installed: $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package-lock.json
+	cd $(CONFORMANCE_DIR) && npm ci --no-audit --no-fund
+	touch $@
+conformance: $(CONFORMANCE_DIR)/node_modules/.installed
+	$(GO) test -tags conformance -count=1 -v -run '^TestConformance$$' ./$(CONFORMANCE_DIR)/
 
 ## bench: Go benchmarks, summarized in bench/report.json
 bench:
