@@ -1,13 +1,14 @@
 package connector
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -66,15 +67,19 @@ type ArchiveSummary struct {
 func ArchiveURI(roomID string) string { return "agent-protocols://rooms/" + roomID + "/archive" }
 
 // RoomArchive is agent_protocols_room_archive: download the room's archive
-// from its host and verify it (ADP 18): the manifest names the room, the
-// records chain from seq 1 to the manifest's last_seq and last_hash, every
-// non-redacted envelope's signature, every external pack against the digest
-// of its signed import, and the replayed state at each record. A failing
-// archive is verification_failed with every problem found; nothing is
+// from its host and verify it by the five steps of ADP 18 as 0.12.6 reads
+// them: the manifest names the room; formats.jsonl and every
+// manifest.packs[].url are on the host's origin; the records chain from
+// seq 1 to the manifest's last_seq and last_hash, every non-redacted
+// envelope's signature verifies; every external pack matches the digest of
+// its signed import; and the room's state replays at each record. The
+// client streams the record log in, bounded (client.Options.MaxArchiveBytes
+// in all, MaxArchiveLineBytes per record), each read with a request JWT;
+// an older hub's self-contained file is read too. A failing archive is
+// verification_failed with the problems found (the first 16); nothing is
 // kept. A verified one is kept in the agent's state directory, replacing
-// the room's previous archive, and is readable as the archive resource. The
-// download is bounded by the client's archive size limit. Reads the host
-// (authenticated); signs nothing and changes no room state.
+// the room's previous one, and is readable as the archive resource. Reads
+// the host; signs nothing and changes no room state or read cursor.
 func (c *Connector) RoomArchive(ctx context.Context, sess SessionID, in RoomArchiveInput) (*RoomArchiveResult, error) {
 	rr, err := c.resolve(ctx, in.Host, in.RoomID, false)
 	if err != nil {
@@ -84,7 +89,7 @@ func (c *Connector) RoomArchive(ctx context.Context, sess SessionID, in RoomArch
 	if err != nil {
 		return nil, wrap(err)
 	}
-	rep, err := adp.VerifyArchive(a.Manifest, a.Records, a.Packs, &adp.ArchiveOptions{HostOrigin: rr.h.origin})
+	rep, err := a.Verify(&adp.ArchiveOptions{HostOrigin: rr.h.origin})
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -115,21 +120,28 @@ func (c *Connector) RoomArchive(ctx context.Context, sess SessionID, in RoomArch
 		}
 		out.Packs = append(out.Packs, json.RawMessage(a.Packs[u]))
 	}
-	var jsonl bytes.Buffer
-	for _, rec := range a.Records {
-		line, err := json.Marshal(rec)
-		if err != nil {
-			return nil, wrap(err)
-		}
-		jsonl.Write(line)
-		jsonl.WriteByte('\n')
-		if in.IncludeRecords == nil || *in.IncludeRecords {
-			out.Records = append(out.Records, line)
-		}
-	}
+	withRecords := in.IncludeRecords == nil || *in.IncludeRecords
 	sum := ArchiveSummary{Host: rr.h.origin, RoomID: rr.roomID, Manifest: manifest, Verified: true, Redacted: out.Redacted,
-		StateVerified: out.StateVerified, Packs: out.Packs, RecordsCount: len(a.Records), Bytes: int64(jsonl.Len()), KeptAt: c.nowMS()}
-	if err := c.keepArchive(rr.h.origin, rr.roomID, jsonl.Bytes(), &sum); err != nil {
+		StateVerified: out.StateVerified, Packs: out.Packs, RecordsCount: len(a.Records), KeptAt: c.nowMS()}
+	err = c.keepArchive(rr.h.origin, rr.roomID, &sum, func(w io.Writer) (int64, error) {
+		var n int64
+		for _, rec := range a.Records {
+			line, err := json.Marshal(rec)
+			if err != nil {
+				return n, err
+			}
+			if withRecords {
+				out.Records = append(out.Records, line)
+			}
+			k, err := w.Write(append(line, '\n'))
+			n += int64(k)
+			if err != nil {
+				return n, err
+			}
+		}
+		return n, nil
+	})
+	if err != nil {
 		return nil, wrap(err)
 	}
 	out.Archive = KeptArchive{URI: ArchiveURI(rr.roomID), RecordsCount: sum.RecordsCount, Bytes: sum.Bytes, KeptAt: sum.KeptAt}
@@ -155,10 +167,11 @@ func hostDirName(origin string) string {
 	return unsafeName.ReplaceAllString(strings.TrimPrefix(origin, "https://"), "_") + "-" + hex.EncodeToString(sum[:4])
 }
 
-// keepArchive writes a verified archive (records as JSON Lines, one per
-// line, and its summary) atomically: each file is written in full under a
-// temporary name, synced, then renamed over the previous one.
-func (c *Connector) keepArchive(host, roomID string, jsonl []byte, sum *ArchiveSummary) error {
+// keepArchive writes a verified archive atomically: records (one server
+// record per line, the 0.12.6 JSON Lines layout, written by write as they
+// are encoded) and then its summary, each in full under a temporary name,
+// synced, then renamed over the previous one.
+func (c *Connector) keepArchive(host, roomID string, sum *ArchiveSummary, write func(io.Writer) (int64, error)) error {
 	dir, err := c.archiveDir(host)
 	if err != nil {
 		return err
@@ -166,24 +179,32 @@ func (c *Connector) keepArchive(host, roomID string, jsonl []byte, sum *ArchiveS
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
+	if err := writeFileAtomic(filepath.Join(dir, roomID+".jsonl"), func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		n, err := write(bw)
+		sum.Bytes = n
+		if err != nil {
+			return err
+		}
+		return bw.Flush()
+	}); err != nil {
+		return err
+	}
 	meta, err := json.Marshal(sum)
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, roomID+".jsonl"), jsonl); err != nil {
-		return err
-	}
-	return writeFileAtomic(filepath.Join(dir, roomID+".json"), meta)
+	return writeFileAtomic(filepath.Join(dir, roomID+".json"), func(w io.Writer) error { _, err := w.Write(meta); return err })
 }
 
-func writeFileAtomic(path string, data []byte) error {
+func writeFileAtomic(path string, write func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		return err
 	}

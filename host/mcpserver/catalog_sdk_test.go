@@ -6,26 +6,26 @@ import (
 	"strings"
 	"testing"
 
-	"apconnect/test/conformance"
+	"apconnect/test/catalogcheck"
 )
 
 // The other catalog of the union (DECISIONS #2) is the reference SDK
-// 0.12.6's, kept in package conformance.
+// 0.12.6's, kept in package catalogcheck.
 
-type sdkTool = conformance.SDKTool
+type sdkTool = catalogcheck.SDKTool
 
 // sdkInScope returns the 0.12.6 Profile and Discourse tools.
 func sdkInScope(t testing.TB) []sdkTool {
 	t.Helper()
-	if n := len(conformance.SDKTools()); n != 41 {
+	if n := len(catalogcheck.SDKTools()); n != 41 {
 		t.Fatalf("the 0.12.6 catalog has %d tools, want 41", n)
 	}
-	return conformance.SDKInScope()
+	return catalogcheck.SDKInScope()
 }
 
 func sdkToolNamed(t testing.TB, name string) (sdkTool, bool) {
 	t.Helper()
-	return conformance.SDKToolNamed(name)
+	return catalogcheck.SDKToolNamed(name)
 }
 
 func sdkSchemaMap(t testing.TB, raw json.RawMessage) map[string]any {
@@ -41,7 +41,7 @@ func sdkSchemaMap(t testing.TB, raw json.RawMessage) map[string]any {
 // it does not have the tool).
 func sdkInputs(t testing.TB, name string) []string {
 	t.Helper()
-	return conformance.SDKInputs(name)
+	return catalogcheck.SDKInputs(name)
 }
 
 func stringsOf(v any) []string {

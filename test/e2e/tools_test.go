@@ -6,13 +6,13 @@ import (
 	"testing"
 
 	"apconnect/host/mcpserver"
-	"apconnect/test/conformance"
+	"apconnect/test/catalogcheck"
 )
 
 // catalog describes the catalog the binary serves (the same schemas,
-// compiled into it) to package conformance.
-func catalog() conformance.Catalog {
-	return conformance.Catalog{
+// compiled into it) to package catalogcheck.
+func catalog() catalogcheck.Catalog {
+	return catalogcheck.Catalog{
 		Names: mcpserver.Names(),
 		Inputs: func(n string) []string {
 			i, _ := mcpserver.Info(n)
@@ -34,13 +34,13 @@ func catalog() conformance.Catalog {
 
 // stdioEnv starts a hub and four `apconnect mcp` processes, one per agent,
 // all with the hub as their only host.
-func stdioEnv(t *testing.T) conformance.Env {
+func stdioEnv(t *testing.T) catalogcheck.Env {
 	h := startHub(t)
 	home := newHome(t, h, "alice", "bob", "carol", "dave")
-	agent := func(name string) *conformance.Agent {
-		return &conformance.Agent{Name: name, Session: startMCP(t, home, name, procOptions{}).cs}
+	agent := func(name string) *catalogcheck.Agent {
+		return &catalogcheck.Agent{Name: name, Session: startMCP(t, home, name, procOptions{}).cs}
 	}
-	return conformance.Env{Host: h.Origin(), Alice: agent("alice"), Bob: agent("bob"), Carol: agent("carol"), Dave: agent("dave"),
+	return catalogcheck.Env{Host: h.Origin(), Alice: agent("alice"), Bob: agent("bob"), Carol: agent("carol"), Dave: agent("dave"),
 		Catalog: catalog()}
 }
 
@@ -58,7 +58,7 @@ func TestEveryToolOverStdio(t *testing.T) {
 	}
 	var standard []string
 	for _, tool := range listed.Tools {
-		if strings.HasPrefix(tool.Name, conformance.Prefix) {
+		if strings.HasPrefix(tool.Name, catalogcheck.Prefix) {
 			standard = append(standard, tool.Name)
 		}
 	}
@@ -66,11 +66,11 @@ func TestEveryToolOverStdio(t *testing.T) {
 	if !slices.Equal(standard, mcpserver.Names()) {
 		t.Fatalf("tools/list shows %d standard tools: %v", len(standard), standard)
 	}
-	conformance.RunEveryTool(t, env)
+	catalogcheck.RunEveryTool(t, env)
 }
 
 // A client that knows only the 0.12.6 catalog runs the seed's interaction
 // loop over stdio, with its own tool names and inputs.
 func TestSDKClientLoopOverStdio(t *testing.T) {
-	conformance.RunSDKLoop(t, stdioEnv(t))
+	catalogcheck.RunSDKLoop(t, stdioEnv(t))
 }

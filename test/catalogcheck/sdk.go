@@ -1,4 +1,4 @@
-// Package conformance checks an apconnect MCP server tool by tool against
+// Package catalogcheck checks an apconnect MCP server tool by tool against
 // both catalogs of the union (DECISIONS #2): the seed's connector spec and
 // the reference SDK 0.12.6's tool catalog. It drives real MCP client
 // sessions against a real local hub, so the same scenario runs in process
@@ -7,7 +7,7 @@
 // testdata/sdk-0.12.6-tools.json is the SDK's catalog,
 // shared/reference/agent-protocols-0.12.6/tools.json copied here so the
 // repository stands alone.
-package conformance
+package catalogcheck
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ type SDKTool struct {
 var sdkTools = sync.OnceValue(func() []SDKTool {
 	var tools []SDKTool
 	if err := json.Unmarshal(sdkJSON, &tools); err != nil {
-		panic("conformance: " + err.Error())
+		panic("catalogcheck: " + err.Error())
 	}
 	return tools
 })

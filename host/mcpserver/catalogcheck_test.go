@@ -3,13 +3,13 @@ package mcpserver
 import (
 	"testing"
 
-	"apconnect/test/conformance"
+	"apconnect/test/catalogcheck"
 )
 
-// catalogForConformance describes the served catalog to package
-// conformance.
-func catalogForConformance() conformance.Catalog {
-	return conformance.Catalog{
+// catalogForCheck describes the served catalog to package
+// catalogcheck.
+func catalogForCheck() catalogcheck.Catalog {
+	return catalogcheck.Catalog{
 		Names: Names(),
 		Inputs: func(n string) []string {
 			i, _ := Info(n)
@@ -29,25 +29,25 @@ func catalogForConformance() conformance.Catalog {
 	}
 }
 
-func conformanceEnv(t *testing.T) conformance.Env {
+func catalogEnv(t *testing.T) catalogcheck.Env {
 	h := startHub(t)
-	agent := func(name string, seed byte) *conformance.Agent {
+	agent := func(name string, seed byte) *catalogcheck.Agent {
 		a := newAgent(t, h, name, seed, agentOptions{start: true})
-		return &conformance.Agent{Name: name, Session: a.cs}
+		return &catalogcheck.Agent{Name: name, Session: a.cs}
 	}
-	return conformance.Env{Host: h.Origin(), Alice: agent("alice", 0xA1), Bob: agent("bob", 0xB2), Carol: agent("carol", 0xC3),
-		Dave: agent("dave", 0xD4), Catalog: catalogForConformance()}
+	return catalogcheck.Env{Host: h.Origin(), Alice: agent("alice", 0xA1), Bob: agent("bob", 0xB2), Carol: agent("carol", 0xC3),
+		Dave: agent("dave", 0xD4), Catalog: catalogForCheck()}
 }
 
 // Every tool, in process against the local hub, with {}, with only its
 // required inputs and with every input of both catalogs; every result
 // checked against both catalogs' output schemas.
 func TestEveryToolAgainstBothCatalogs(t *testing.T) {
-	conformance.RunEveryTool(t, conformanceEnv(t))
+	catalogcheck.RunEveryTool(t, catalogEnv(t))
 }
 
 // A client that knows only the 0.12.6 catalog runs the seed's interaction
 // loop with its own tool names and inputs.
 func TestSDKClientRunsTheInteractionLoop(t *testing.T) {
-	conformance.RunSDKLoop(t, conformanceEnv(t))
+	catalogcheck.RunSDKLoop(t, catalogEnv(t))
 }
