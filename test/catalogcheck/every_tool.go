@@ -378,6 +378,9 @@ func RunEveryTool(t *testing.T, env Env) {
 		t.Errorf("room_leave: %v", l)
 	}
 	r.call(C, "room_leave", obj{"room_id": R, "host": H, "reason": "Done here."})
+	if left := r.call(B, "rooms_list", obj{"scope": "mine", "host": H, "membership": "left"}); len(list(left, "rooms")) != 1 || str(left, "rooms", "0", "room_id") != Q {
+		t.Errorf("rooms_list mine left: %v", left)
+	}
 
 	r.finish()
 }
