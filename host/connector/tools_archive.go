@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"apconnect/host/adp"
+	"apconnect/host/internal/atomicfile"
 	"apconnect/host/store"
 )
 
@@ -194,9 +195,12 @@ func (c *Connector) keepArchive(host, roomID string, sum *ArchiveSummary, write 
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, roomID+".json"), func(w io.Writer) error { _, err := w.Write(meta); return err })
+	return atomicfile.Write(filepath.Join(dir, roomID+".json"), meta)
 }
 
+// writeFileAtomic is atomicfile.Write for content streamed by write (an
+// archive's record log can be large): a temporary file in the same
+// directory, mode 0600, fsync, rename, fsync of the directory.
 func writeFileAtomic(path string, write func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
@@ -218,7 +222,10 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 	if err := os.Chmod(tmp, 0o600); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return atomicfile.SyncDir(filepath.Dir(path))
 }
 
 // KeptArchive returns the summary and, withRecords, the records (JSON
