@@ -1,9 +1,11 @@
 # apconnect — build, test, benchmark, fuzz and demo.
 #
 #   make demo   runs apconnect on the embedded default in a fresh dev home
-#   make test   runs everything CI runs (lint, vet, race tests)
+#   make test   runs lint, vet, the race tests and the Python interop suite
 #
-# Nothing here needs network access beyond the Go module proxy.
+# Network: the Go module proxy; the interop suite installs its pinned Python
+# packages from PyPI into test/interop/.venv, and `make interop` builds its
+# cargo program from crates.io.
 
 GO        ?= go
 BIN       ?= bin
@@ -13,7 +15,7 @@ FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')
 
-.PHONY: all build plugins test lint bench fuzz demo clean conformance
+.PHONY: all build plugins guest-plugins guest-rust guest-c test lint bench fuzz demo clean conformance interop interop-py interop-rust
 
 all: build
 
@@ -27,14 +29,50 @@ FIRST_PARTY_WASM := $(FIRST_PARTY:%=$(BIN)/plugins/%.wasm)
 EXAMPLE_WASM     := $(EXAMPLE_PLUGINS:%=$(BIN)/plugins/%.wasm)
 PLUGIN_BUILD     = mkdir -p $(@D) && cd $< && GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w' -o $(CURDIR)/$@ .
 
+.SECONDEXPANSION:
+
 ## build: the apconnect binary and every plugin (first-party and examples) in ./bin
-build: $(FIRST_PARTY_WASM) $(EXAMPLE_WASM)
+build: $(FIRST_PARTY_WASM) $(EXAMPLE_WASM) guest-plugins
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/apconnect ./cmd/apconnect
 
 ## plugins: only the plugins
-plugins: $(FIRST_PARTY_WASM) $(EXAMPLE_WASM)
+plugins: $(FIRST_PARTY_WASM) $(EXAMPLE_WASM) guest-plugins
 
-.SECONDEXPANSION:
+# Rust and C plugins: every crate with a src/lib.rs and every directory of
+# .c files under plugins/ and examples/plugins/, built by the SDKs' scripts
+# (sdk-guest/rust/build.sh, sdk-guest/c/build.sh) into $(BIN)/plugins/<dir>.wasm
+# when the toolchain is installed; without it make says so and goes on,
+# except under CI (CI=true or APCONNECT_REQUIRE_TOOLCHAINS=1), where that is
+# an error. Packages (Debian 12): rustc libstd-rust-dev-wasm32 for Rust,
+# clang lld wasi-libc libclang-rt-14-dev-wasm32 for C.
+RUST_PLUGINS := $(patsubst %/src/lib.rs,%,$(wildcard plugins/*/src/lib.rs examples/plugins/*/src/lib.rs))
+C_PLUGINS    := $(sort $(patsubst %/,%,$(dir $(wildcard plugins/*/*.c examples/plugins/*/*.c))))
+RUST_WASM    := $(foreach d,$(RUST_PLUGINS),$(BIN)/plugins/$(notdir $(d)).wasm)
+C_WASM       := $(foreach d,$(C_PLUGINS),$(BIN)/plugins/$(notdir $(d)).wasm)
+RUST_SDK_SRC := sdk-guest/rust/build.sh $(wildcard sdk-guest/rust/src/*.rs)
+C_SDK_SRC    := sdk-guest/c/build.sh sdk-guest/c/apconnect_plugin.c sdk-guest/c/apconnect_plugin.h
+REQUIRE_TOOLCHAINS := $(if $(filter-out 0,$(APCONNECT_REQUIRE_TOOLCHAINS))$(filter true,$(CI)),yes)
+export APCONNECT_RUST_SDK_CACHE ?= $(CURDIR)/$(BIN)/.rust-sdk
+
+## guest-plugins: the Rust and C plugins, each language when its toolchain is installed
+guest-plugins:
+	@set -e; for lang in rust c; do \
+		if msg=$$(bash sdk-guest/$$lang/build.sh --check 2>&1); then \
+			$(MAKE) --no-print-directory guest-$$lang; \
+		elif [ -n "$(REQUIRE_TOOLCHAINS)" ]; then \
+			echo "$$msg"; echo "make: the $$lang plugins must be built here (CI or APCONNECT_REQUIRE_TOOLCHAINS)"; exit 1; \
+		else \
+			echo "make: skipping the $$lang plugins: $$msg"; \
+		fi; \
+	done
+guest-rust: $(RUST_WASM)
+guest-c: $(C_WASM)
+
+$(RUST_WASM): $(BIN)/plugins/%.wasm: $$(wildcard plugins/$$*/src/*.rs examples/plugins/$$*/src/*.rs) $(RUST_SDK_SRC)
+	bash sdk-guest/rust/build.sh $(firstword $(wildcard plugins/$* examples/plugins/$*)) $@
+$(C_WASM): $(BIN)/plugins/%.wasm: $$(wildcard plugins/$$*/*.c plugins/$$*/*.h examples/plugins/$$*/*.c examples/plugins/$$*/*.h) $(C_SDK_SRC)
+	bash sdk-guest/c/build.sh $(firstword $(wildcard plugins/$* examples/plugins/$*)) $@
+
 $(FIRST_PARTY_WASM): $(BIN)/plugins/%.wasm: plugins/% $$(wildcard plugins/$$*/go.mod plugins/$$*/go.sum plugins/$$*/*.go) $(SDK_SRC)
 	$(PLUGIN_BUILD)
 $(EXAMPLE_WASM): $(BIN)/plugins/%.wasm: examples/plugins/% $$(wildcard examples/plugins/$$*/go.mod examples/plugins/$$*/go.sum examples/plugins/$$*/*.go) $(SDK_SRC)
@@ -51,11 +89,43 @@ lint:
 		echo "GOOS=wasip1 GOARCH=wasm go vet ($$d)"; (cd $$d && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...); \
 	done
 	$(GO) run ./host/mcpserver/internal/gendocs -check README.md
+	bash -n sdk-guest/rust/build.sh && bash -n sdk-guest/c/build.sh
 
-## test: everything CI needs, built from scratch
+## test: everything CI needs, built from scratch, then the Python interop suite
 test: lint build
 	$(GO) test -race -count=1 ./...
 	cd sdk-guest && $(GO) test -race -count=1 ./...
+	$(MAKE) interop-py
+
+# The interop suite (test/interop, docs/INTEROP.md): apconnect against the
+# reference SDKs agent-protocols 0.12.6, Python (pinned in requirements.txt,
+# installed in a venv made here) and Rust (a cargo program, Cargo.lock
+# committed). Nothing is skipped: a missing tool fails the target.
+INTEROP      := test/interop
+INTEROP_VENV := $(INTEROP)/.venv
+INTEROP_ENV   = APCONNECT_BIN=$(CURDIR)/$(BIN)/apconnect GOVERDICT_BIN=$(CURDIR)/$(BIN)/goverdict \
+                SDK_CONNECTOR_BIN=$(CURDIR)/$(INTEROP)/rust/target/release/sdk-connector-interop
+PYTEST        = $(INTEROP_ENV) $(INTEROP_VENV)/bin/python -m pytest -c $(INTEROP)/pytest.ini
+
+$(INTEROP_VENV)/installed: $(INTEROP)/requirements.txt
+	rm -rf $(INTEROP_VENV)
+	python3 -m venv $(INTEROP_VENV)
+	$(INTEROP_VENV)/bin/pip install --quiet --disable-pip-version-check --no-input -r $<
+	touch $@
+
+## interop-py: differential vectors, SDK agents against the hub, apconnect-written rooms, 0.12.6 histories
+interop-py: build $(INTEROP_VENV)/installed
+	$(GO) build -o $(BIN)/goverdict ./test/interop/goverdict
+	$(PYTEST) $(INTEROP) --ignore=$(INTEROP)/rust
+
+## interop-rust: the Rust SDK's LocalConnector against apconnect hub
+interop-rust: build $(INTEROP_VENV)/installed
+	@command -v cargo >/dev/null || { echo "interop-rust: cargo is not installed"; exit 1; }
+	cd $(INTEROP)/rust && cargo build --release --locked
+	$(PYTEST) $(INTEROP)/rust
+
+## interop: the whole interop suite, Python and Rust
+interop: interop-py interop-rust
 
 ## conformance: the official MCP conformance suite (npm, installed here with
 ## npm ci) against apconnect serve, at MCP 2025-11-25 and 2026-07-28
@@ -85,4 +155,4 @@ demo: build
 	@./examples/demo.sh $(BIN)/apconnect
 
 clean:
-	rm -rf $(BIN) bench/report.json
+	rm -rf $(BIN) bench/report.json $(INTEROP_VENV) $(INTEROP)/rust/target
