@@ -1,7 +1,8 @@
 package connector
 
-// ToolNames are the 27 standard tool names of connector spec 4.3, one
-// exported method each.
+// ToolNames are the 33 standard tool names, one exported method each: the
+// 27 of connector spec 4.3, then the Profile and Discourse tools of the
+// reference SDK 0.12.6 catalog that the seed does not have (DECISIONS #2).
 var ToolNames = []string{
 	"agent_protocols_identity_current",
 	"agent_protocols_hosts_list",
@@ -30,6 +31,12 @@ var ToolNames = []string{
 	"agent_protocols_room_submit_event",
 	"agent_protocols_join_requests_list",
 	"agent_protocols_join_request_review",
+	"agent_protocols_services_list",
+	"agent_protocols_profiles_get",
+	"agent_protocols_profile_history",
+	"agent_protocols_schema_get",
+	"agent_protocols_room_archive",
+	"agent_protocols_room_watch",
 }
 
 var standardTools = func() map[string]bool {

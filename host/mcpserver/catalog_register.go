@@ -24,7 +24,10 @@ type ToolHandler func(ctx context.Context, req *mcp.CallToolRequest, args json.R
 //
 // Every call's arguments are validated against the tool's input schema
 // before h runs; invalid arguments never reach h and produce an
-// ErrorResult with code invalid_input and one issue per problem.
+// ErrorResult with code invalid_input and one issue per problem. Before
+// validation a declared top-level member that is null, or "" (except
+// content, text and subject), counts as omitted, as in the reference SDK
+// 0.12.6 (see normalizeArgs).
 func AddCatalogTool(s *mcp.Server, name string, h ToolHandler) error {
 	tool, ok := Tool(name)
 	if !ok {
@@ -39,6 +42,7 @@ func AddCatalogTool(s *mcp.Server, name string, h ToolHandler) error {
 		if req != nil && req.Params != nil {
 			raw = req.Params.Arguments
 		}
+		raw = normalizeArgs(raw, in.props)
 		if err := in.ValidateJSON(raw); err != nil {
 			var ve *ValidationError
 			if errors.As(err, &ve) {

@@ -73,7 +73,7 @@ func TestServedThroughTheSDK(t *testing.T) {
 	for _, tool := range listed.Tools {
 		served[tool.Name] = tool
 	}
-	if len(served) != 27 {
+	if len(served) != 33 {
 		t.Fatalf("tools/list returned %d tools", len(served))
 	}
 	for _, want := range Catalog() {
@@ -112,7 +112,7 @@ func TestServedThroughTheSDK(t *testing.T) {
 	// structured error body and one issue per problem.
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{
 		Name:      pfx + "room_timeline",
-		Arguments: map[string]any{"room_id": testRoom, "limit": 1000, "unknown": true},
+		Arguments: map[string]any{"room_id": testRoom, "limit": 0, "unknown": true},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -46,6 +46,12 @@ var minimalArgs = map[string]string{
 	"room_submit_event":   `{"room_id":"` + testRoom + `","type":"reaction.create","payload":{"emoji":"+1"}}`,
 	"join_requests_list":  `{"room_id":"` + testRoom + `"}`,
 	"join_request_review": `{"room_id":"` + testRoom + `","request_id":"` + testHash + `","decision":"reject"}`,
+	"services_list":       `{}`,
+	"profiles_get":        `{}`,
+	"profile_history":     `{}`,
+	"schema_get":          `{"protocol":"agent-discourse/1.0"}`,
+	"room_archive":        `{"room_id":"` + testRoom + `"}`,
+	"room_watch":          `{"room_id":"` + testRoom + `"}`,
 }
 
 // fullArgs exercise every optional field of the richer tools, with values
@@ -69,6 +75,17 @@ var fullArgs = map[string]string{
 	"join_request_review": `{"room_id":"` + testRoom + `","host":"` + testHost + `","request_id":"` + testHash + `","decision":"approve","role":"speaker","reason":"relevant expertise"}`,
 	"draft_commit": `{"draft_id":"d1","action":"revise","content":"Option B.","content_type":"text/plain","mentions":[],"references":[],"extra":{},
 		"type":"review.finding","payload":{"severity":"low"},"base_seq":44,"base_hash":"` + testHash + `","on_head_mismatch":"hold"}`,
+	"rooms_list": `{"scope":"public","host":"` + testHost + `","status":"active","tag":"research","keyword":"review","creator":"` + testAgent + `",
+		"starts_after":0,"ends_before":1779760800000,"language":"en","limit":20,"cursor":"abc"}`,
+	"room_state":        `{"room_id":"` + testRoom + `","host":"` + testHost + `","refresh":true,"include_types":false,"subscribe":true}`,
+	"room_members_list": `{"room_id":"` + testRoom + `","host":"` + testHost + `","agent_id":"` + testAgent + `","status":"all","role":"speaker","include_profiles":true,"include_recent_activity":true,"limit":500,"cursor":"m1"}`,
+	"drafts_list":       `{"room_id":"` + testRoom + `","host":"` + testHost + `","draft_id":"d1","limit":10,"cursor":"d1"}`,
+	"services_list":     `{"host":"` + testHost + `","protocol":"agent-discourse/1.0"}`,
+	"profiles_get":      `{"profile_service":"https://profiles.example.com","ids":["` + testAgent + `"]}`,
+	"profile_history":   `{"profile_service":"https://profiles.example.com","agent_id":"` + testAgent + `","limit":100,"cursor":"c"}`,
+	"schema_get":        `{"protocol":"agent-discourse/1.0","type":"poll.vote","room_id":"` + testRoom + `","host":"` + testHost + `"}`,
+	"room_archive":      `{"room_id":"` + testRoom + `","host":"` + testHost + `","include_records":false}`,
+	"room_watch":        `{"room_id":"` + testRoom + `","host":"` + testHost + `","types":["poll.create","poll.vote"]}`,
 }
 
 func inputSchema(t *testing.T, short string) *Schema {
@@ -81,7 +98,8 @@ func inputSchema(t *testing.T, short string) *Schema {
 }
 
 func TestEveryInputAcceptsMinimalExample(t *testing.T) {
-	if got, want := sorted(slices.Collect(maps.Keys(minimalArgs))), sorted(slices.Collect(maps.Keys(seedTools))); !slices.Equal(got, want) {
+	want := strings.Split(strings.ReplaceAll(strings.Join(Names(), ","), pfx, ""), ",")
+	if got := sorted(slices.Collect(maps.Keys(minimalArgs))); !slices.Equal(got, want) {
 		t.Fatalf("minimalArgs covers %v", got)
 	}
 	for short, args := range minimalArgs {
@@ -149,7 +167,7 @@ func TestValidationIssues(t *testing.T) {
 		tool, args string
 		want       []Issue // exact paths; message prefix
 	}{
-		{"room_timeline", `{"room_id":"r","limit":500}`, []Issue{{"/limit", "maximum"}}},
+		{"room_timeline", `{"room_id":"r","source":"archive"}`, []Issue{{"/source", "value must be one of"}}},
 		{"room_timeline", `{"room_id":"r","limit":0,"after_seq":-1}`, []Issue{{"/after_seq", "minimum"}, {"/limit", "minimum"}}},
 		{"room_timeline", `{"room_id":"r","limit":1.5}`, []Issue{{"/limit", "got number, want integer"}}},
 		{"room_timeline", `{"room_id":"not a room id"}`, []Issue{{"/room_id", "'not a room id' does not match pattern"}}},
@@ -163,7 +181,7 @@ func TestValidationIssues(t *testing.T) {
 			[]Issue{{"/policy/bogus", "unknown field"}, {"/policy/open_roles/0", "value must be one of"}, {"/topic", "'   ' does not match pattern"}}},
 		{"inbox_ack", `{"ids":[],"action":"handled"}`, []Issue{{"/ids", "minItems"}}},
 		{"profile_update", `{"profile_service":"https://p.example","profile":{"description":"x"}}`, []Issue{{"/profile/name", "required field is missing"}}},
-		{"inbox_next", `{"wait_ms":60000}`, []Issue{{"/wait_ms", "maximum"}}},
+		{"inbox_next", `{"wait_ms":-1}`, []Issue{{"/wait_ms", "minimum"}}},
 		{"identity_current", `{"x":1}`, []Issue{{"/x", "unknown field; this tool takes no arguments"}}},
 		{"room_leave", `{"room_id":"r","why":"x"}`, []Issue{{"/why", "unknown field; allowed fields: room_id, host, reason"}}},
 		{"room_leave", `[]`, []Issue{{"", "got array, want object"}}},
@@ -196,9 +214,9 @@ func TestValidationIssues(t *testing.T) {
 }
 
 func TestValidationErrorMessage(t *testing.T) {
-	err := inputSchema(t, "room_timeline").ValidateJSON([]byte(`{"limit":500,"x":1}`))
-	want := "invalid arguments for agent_protocols_room_timeline: /limit: maximum: got 500, want 200; " +
-		"/room_id: required field is missing; /x: unknown field; allowed fields: room_id, host, after_seq, before_seq, limit, types, actors, unread_only, mark_read, refresh, include_records"
+	err := inputSchema(t, "room_timeline").ValidateJSON([]byte(`{"limit":0,"x":1}`))
+	want := "invalid arguments for agent_protocols_room_timeline: /limit: minimum: got 0, want 1; " +
+		"/room_id: required field is missing; /x: unknown field; allowed fields: room_id, host, after_seq, before_seq, limit, types, actors, unread_only, mark_read, refresh, include_records, source"
 	if err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}
@@ -257,7 +275,7 @@ const (
 
 func TestResultExamplesValidate(t *testing.T) {
 	tests := map[string]string{
-		"identity_current":    `{"agent_id":"` + testAgent + `","public_key":"6kpsY-KcUgq-9VB7Ey7F-ZVHdq6-vnuSQh7qaRRG0iw","profiles":["https://profiles.example.com"],"hosts":[` + seedHost + `]}`,
+		"identity_current":    `{"agent_id":"` + testAgent + `","public_key":"6kpsY-KcUgq-9VB7Ey7F-ZVHdq6-vnuSQh7qaRRG0iw","profiles":["https://profiles.example.com"],"hosts":[` + seedHost + `],"sync_mode":"explicit","tools":["agent_protocols_identity_current"]}`,
 		"hosts_list":          `{"hosts":[` + seedHost + `]}`,
 		"rooms_search":        `{"rooms":[{"room_id":"r","host":"https://api.al.ink","status":"active","topic":"t","tags":[],"role":null,"unread_count":0,"pending_inbox_count":0}],"next_cursor":"c"}`,
 		"room_open":           `{"room":` + testRoomView + `,"sync":` + seedSync + `,"active_turn":` + seedTurn + `}`,
@@ -267,7 +285,7 @@ func TestResultExamplesValidate(t *testing.T) {
 		"agent_status_list":   `{"statuses":[` + testStatus + `],"sync":` + seedSync + `}`,
 		"agent_status_get":    `{}`,
 		"agent_status_set":    `{"status":` + testStatus + `}`,
-		"room_timeline":       `{"items":[` + seedTimelineItem + `],"sync":` + seedSync + `,"next_after_seq":42,"unread_count":0}`,
+		"room_timeline":       `{"items":[` + seedTimelineItem + `],"sync":` + seedSync + `,"next_after_seq":42,"unread_count":0,"history":{"source":"local","first_seq":1,"last_seq":44,"truncated":false}}`,
 		"room_mark_read":      `{"room_id":"r","read_seq":42,"unread_count":0}`,
 		"inbox_next":          `{"items":[` + seedInboxItem + `],"pending_count":1}`,
 		"inbox_ack":           `{"acknowledged":["a"],"pending_count":0}`,
@@ -284,9 +302,15 @@ func TestResultExamplesValidate(t *testing.T) {
 		"join_requests_list":  `{"join_requests":[{"id":"` + testHash + `","status":"pending"}]}`,
 		"join_request_review": `{"record":` + testRecord + `,"sync":` + seedSync + `}`,
 		"rooms_list":          `{"rooms":[]}`,
+		"services_list":       `{"services":[{"protocol":"agent-discourse/1.0","service":"https://api.al.ink","endpoints":{"rooms":"https://api.al.ink/v1/rooms"}}],"errors":[]}`,
+		"profiles_get":        `{"profiles":[{"id":"` + testAgent + `","name":"X","updated_at":1,"event_id":"` + testHash + `"}],"missing":[],"profile_service":"https://profiles.example.com"}`,
+		"profile_history":     `{"envelopes":[{"hash":"h","event":{},"signature":"s"}],"profile_service":"https://profiles.example.com","agent_id":"` + testAgent + `"}`,
+		"schema_get":          `{"protocol":"agent-profile/1.0","schemas":[{"type":"profile.update","schema":{"$ref":"#/$defs/p","$defs":{"p":{}}}}]}`,
+		"room_archive":        `{"manifest":{},"records":[` + testRecord + `],"verified":true,"redacted":[],"state_verified":true,"packs":[],"archive":{"uri":"agent-protocols://rooms/r/archive","records_count":1}}`,
+		"room_watch":          `{"types":["poll.vote"],"sync":` + seedSync + `}`,
 	}
-	if len(tests) != 27 {
-		t.Fatalf("%d result examples, want 27", len(tests))
+	if len(tests) != 33 {
+		t.Fatalf("%d result examples, want 33", len(tests))
 	}
 	for short, doc := range tests {
 		s, ok := OutputSchema(pfx + short)

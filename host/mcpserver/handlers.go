@@ -150,12 +150,13 @@ func (s *server) toolError(name string, err error) *mcp.CallToolResult {
 	return ErrorResult(ce.Code, msg, data)
 }
 
-// handlers is the handler table of the 27 catalog tools.
+// handlers is the handler table of the 33 catalog tools.
 func (s *server) handlers() map[string]ToolHandler {
 	m := map[string]ToolHandler{}
 	for _, add := range []func(*server, map[string]ToolHandler){
 		identityHandlers, roomHandlers, memberHandlers, statusHandlers, timelineHandlers,
 		inboxHandlers, draftHandlers, writeHandlers, joinHandlers,
+		serviceHandlers, profileHandlers, watchHandlers,
 	} {
 		add(s, m)
 	}

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -124,7 +125,18 @@ func (w *watcher) fingerprint(ctx context.Context, uri string) (fp [32]byte) {
 			fp = sha256.Sum256([]byte("panic"))
 		}
 	}()
-	data, err := w.s.resourceJSON(ctx, uri)
+	var data []byte
+	var err error
+	if kind, roomID, _ := parseURI(uri); kind == resArchive {
+		// The summary changes whenever the archive is kept again; the
+		// records are not read for a fingerprint.
+		var v any
+		if v, err = w.s.archiveResource(uri, roomID, false); err == nil {
+			data, err = json.Marshal(v)
+		}
+	} else {
+		data, err = w.s.resourceJSON(ctx, uri)
+	}
 	if err != nil {
 		var je *jsonrpc.Error
 		if errors.As(err, &je) {

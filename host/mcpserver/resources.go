@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -18,7 +19,10 @@ import (
 
 // Resources (connector spec 4.4).
 //
-// Every resource is JSON built from the connector's local, verified state.
+// Every resource is JSON built from the connector's local, verified state:
+// the ten of the spec, plus a verified archive kept by
+// agent_protocols_room_archive and a verified profile pinned by
+// agent_protocols_profiles_get (or a member profile read).
 // A read changes nothing: it fetches nothing from a host, saves nothing,
 // claims no inbox item, moves no read cursor and presents no head to the
 // session. A room that is not known locally (or has no verified state yet)
@@ -26,17 +30,21 @@ import (
 
 // The resource URIs and templates.
 const (
-	uriPrefix      = "agent-protocols://"
-	uriIdentity    = uriPrefix + "identity/current"
-	uriHosts       = uriPrefix + "hosts"
-	uriRooms       = uriPrefix + "rooms"
-	uriInbox       = uriPrefix + "inbox/pending"
-	uriDrafts      = uriPrefix + "drafts/held"
-	tmplRoom       = uriPrefix + "rooms/{room_id}"
-	tmplMembers    = tmplRoom + "/members"
-	tmplTimeline   = tmplRoom + "/timeline"
-	tmplTypes      = tmplRoom + "/types"
-	tmplStatus     = tmplRoom + "/agent-status"
+	uriPrefix    = "agent-protocols://"
+	uriIdentity  = uriPrefix + "identity/current"
+	uriHosts     = uriPrefix + "hosts"
+	uriRooms     = uriPrefix + "rooms"
+	uriInbox     = uriPrefix + "inbox/pending"
+	uriDrafts    = uriPrefix + "drafts/held"
+	tmplRoom     = uriPrefix + "rooms/{room_id}"
+	tmplMembers  = tmplRoom + "/members"
+	tmplTimeline = tmplRoom + "/timeline"
+	tmplTypes    = tmplRoom + "/types"
+	tmplStatus   = tmplRoom + "/agent-status"
+	tmplArchive  = tmplRoom + "/archive"
+	// A reserved expansion: an Agent ID holds colons (did:agent:…),
+	// which a simple {var} would percent-encode.
+	tmplProfile    = uriPrefix + "profiles/{+agent_id}"
 	resourceMIME   = "application/json"
 	timelineWindow = 100 // newest items in the timeline resource
 	listCap        = 1000
@@ -56,6 +64,8 @@ const (
 	resTimeline resourceKind = "timeline"
 	resTypes    resourceKind = "types"
 	resStatus   resourceKind = "agent-status"
+	resArchive  resourceKind = "archive"
+	resProfile  resourceKind = "profile"
 )
 
 type resourceDef struct {
@@ -63,7 +73,8 @@ type resourceDef struct {
 	template                      bool
 }
 
-// resourceDefs are the ten resources, in the order of connector spec 4.4.
+// resourceDefs are the ten resources of connector spec 4.4, in its order,
+// then the two of the 0.12.6 tools.
 var resourceDefs = []resourceDef{
 	{uri: uriIdentity, name: "identity", title: "Active identity",
 		description: "The Agent ID this connector signs as and its non-secret configuration (profile services, allowed hosts)."},
@@ -85,6 +96,10 @@ var resourceDefs = []resourceDef{
 		description: "Pending actionable inbox items, highest priority first (reading it claims nothing; use agent_protocols_inbox_next)."},
 	{uri: uriDrafts, name: "drafts", title: "Held drafts",
 		description: "Held drafts waiting for your explicit decision (agent_protocols_draft_commit)."},
+	{uri: tmplArchive, name: "room-archive", title: "Room archive", template: true,
+		description: "A room's archive as agent_protocols_room_archive last verified and kept it: the manifest, the verification report (redacted seqs, state_verified), the external packs and every record."},
+	{uri: tmplProfile, name: "profile", title: "Verified profile", template: true,
+		description: "An Agent ID's profile pinned locally: the latest signed profile.update the connector verified (agent_protocols_profiles_get, or a member's profile), its envelope and nonce."},
 }
 
 func (s *server) addResources() {
@@ -115,6 +130,15 @@ func parseURI(uri string) (resourceKind, string, bool) {
 	case uriDrafts:
 		return resDrafts, "", true
 	}
+	if id, ok := strings.CutPrefix(uri, uriPrefix+"profiles/"); ok {
+		if dec, err := url.PathUnescape(id); err == nil {
+			id = dec // did%3Aagent%3A… as a simple expansion writes it
+		}
+		if !identity.ValidAgentID(id) {
+			return "", "", false
+		}
+		return resProfile, id, true
+	}
 	rest, ok := strings.CutPrefix(uri, uriRooms+"/")
 	if !ok {
 		return "", "", false
@@ -137,6 +161,8 @@ func parseURI(uri string) (resourceKind, string, bool) {
 		return resTypes, roomID, true
 	case "agent-status":
 		return resStatus, roomID, true
+	case "archive":
+		return resArchive, roomID, true
 	}
 	return "", "", false
 }
@@ -171,6 +197,10 @@ func (s *server) resourceJSON(ctx context.Context, uri string) ([]byte, error) {
 		v, err = s.inboxResource(ctx)
 	case resDrafts:
 		v, err = s.draftsResource(ctx)
+	case resProfile:
+		v, err = s.profileResource(ctx, uri, roomID)
+	case resArchive:
+		v, err = s.archiveResource(uri, roomID, true)
 	default:
 		v, err = s.roomResource(ctx, uri, kind, roomID)
 	}
@@ -311,8 +341,10 @@ func (s *server) roomResource(ctx context.Context, uri string, kind resourceKind
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	// The room is known with verified state, so RoomState reads local
-	// state only; with no session it presents nothing.
-	st, err := s.conn.RoomState(ctx, "", connector.RoomStateInput{RoomID: roomID, Host: row.Host, IncludeTypes: kind == resTypes})
+	// state only; with no session it presents nothing. The types resource
+	// has the full registry, the room resource a brief one.
+	full := kind == resTypes
+	st, err := s.conn.RoomState(ctx, "", connector.RoomStateInput{RoomID: roomID, Host: row.Host, IncludeTypes: &full})
 	if err != nil {
 		return nil, err
 	}
@@ -401,6 +433,38 @@ func (s *server) statusResource(ctx context.Context, row *store.Room) (any, erro
 			return nil, err
 		}
 		out.Sync = &st.Sync
+	}
+	return out, nil
+}
+
+// profileResource is the profile pinned for an Agent ID.
+func (s *server) profileResource(ctx context.Context, uri, agentID string) (any, error) {
+	p, err := s.conn.Pinned(ctx, agentID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	return p, err
+}
+
+// archiveResource is a room's kept archive: its summary and, withRecords,
+// every record (the change watcher fingerprints the summary alone, which
+// changes whenever the archive is kept again).
+func (s *server) archiveResource(uri, roomID string, withRecords bool) (any, error) {
+	sum, jsonl, err := s.conn.KeptArchive("", roomID, withRecords)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := struct {
+		*connector.ArchiveSummary
+		Records []json.RawMessage `json:"records,omitempty"`
+	}{ArchiveSummary: sum}
+	for line := range strings.SplitSeq(string(jsonl), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			out.Records = append(out.Records, json.RawMessage(line))
+		}
 	}
 	return out, nil
 }

@@ -72,7 +72,7 @@ func TestHostileArgumentsNeverCrash(t *testing.T) {
 	deep := strings.Repeat(`{"a":[`, 450) + `1` + strings.Repeat(`]}`, 450)
 	bad := []string{
 		`[]`, `"text"`, `42`, `true`,
-		`{"room_id":null}`, `{"room_id":["x"]}`, `{"room_id":"d8ftedhpqhsusbg001tg","limit":1e300}`,
+		`{"room_id":false}`, `{"room_id":["x"]}`, `{"room_id":"d8ftedhpqhsusbg001tg","limit":1e300}`,
 		`{"room_id":"d8ftedhpqhsusbg001tg","limit":-1}`, `{"room_id":"` + strings.Repeat("x", 1<<16) + `"}`,
 		`{"room_id":"d8ftedhpqhsusbg001tg","room_id":"dup"}`, `{"payload":` + deep + `}`,
 		`{"room_id":"\ud800"}`, `{"ids":[` + strings.Repeat(`"a",`, 2000) + `"a"],"action":"handled"}`,
@@ -117,6 +117,9 @@ func TestEngineInputsCoverTheSchemas(t *testing.T) {
 		"room_leave": connector.RoomLeaveInput{}, "room_send_message": connector.RoomSendMessageInput{},
 		"room_submit_event": connector.RoomSubmitEventInput{}, "join_requests_list": connector.JoinRequestsListInput{},
 		"join_request_review": connector.JoinRequestReviewInput{},
+		"services_list":       connector.ServicesListInput{}, "profiles_get": connector.ProfilesGetInput{},
+		"profile_history": connector.ProfileHistoryInput{}, "schema_get": connector.SchemaGetInput{},
+		"room_archive": connector.RoomArchiveInput{}, "room_watch": connector.RoomWatchInput{},
 	}
 	if len(inputs) != len(Names()) {
 		t.Fatalf("%d input structs for %d tools", len(inputs), len(Names()))

@@ -306,7 +306,7 @@ func TestPresentedHeadsPerSession(t *testing.T) {
 func TestErrorShape(t *testing.T) {
 	h := startHub(t)
 	alice := newAgent(t, h, "alice", 0xA1, agentOptions{})
-	res := callRaw(t, alice.cs, pfx+"room_timeline", obj{"room_id": "not a room id!", "limit": 5000})
+	res := callRaw(t, alice.cs, pfx+"room_timeline", obj{"room_id": "not a room id!", "limit": 0})
 	e := errorOf(t, pfx+"room_timeline", res)
 	issues, _ := json.Marshal(e.Data["issues"])
 	if e.Code != ErrCodeInvalidInput || !strings.Contains(string(issues), "/limit") || !strings.Contains(string(issues), "/room_id") {

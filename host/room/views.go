@@ -13,7 +13,8 @@ import (
 const MaxSummaryRunes = 160
 
 // TimelineItem is the agent-facing view of one accepted record (connector
-// spec 4.2). received_at is the record's accepted_at.
+// spec 4.2). received_at (the seed's name) and accepted_at (the 0.12.6
+// name) both carry the record's accepted_at (DECISIONS #2).
 type TimelineItem struct {
 	RoomID     string `json:"room_id"`
 	Seq        int64  `json:"seq"`
@@ -23,6 +24,7 @@ type TimelineItem struct {
 	Actor      string `json:"actor,omitempty"`
 	CreatedAt  int64  `json:"created_at,omitempty"`
 	ReceivedAt int64  `json:"received_at"`
+	AcceptedAt int64  `json:"accepted_at"`
 	Summary    string `json:"summary"`
 	// ContentType and Content are set for message.create.
 	ContentType string   `json:"content_type,omitempty"`
@@ -40,18 +42,37 @@ type TimelineItem struct {
 	Extra map[string]any `json:"extra,omitempty"`
 }
 
+// UnmarshalJSON decodes an item and fills whichever of received_at and
+// accepted_at is missing from the other: items stored before accepted_at
+// was added carry received_at only.
+func (it *TimelineItem) UnmarshalJSON(data []byte) error {
+	type plain TimelineItem
+	if err := json.Unmarshal(data, (*plain)(it)); err != nil {
+		return err
+	}
+	if it.AcceptedAt == 0 {
+		it.AcceptedAt = it.ReceivedAt
+	}
+	if it.ReceivedAt == 0 {
+		it.ReceivedAt = it.AcceptedAt
+	}
+	return nil
+}
+
 // InboxItem is an actionable request for the agent's attention (connector
 // spec 4.2). created_at is the source record's accepted_at, or the local
-// time for items the connector creates itself (room.join.requested).
+// time for items the connector creates itself (room.join.requested). seq,
+// event_id and actor are omitted when the item has none (the 0.12.6 shape;
+// the seed allows null or absence).
 type InboxItem struct {
 	ID               string         `json:"id"`
 	Kind             string         `json:"kind"`
 	Priority         string         `json:"priority"`
 	RoomID           string         `json:"room_id"`
 	Host             string         `json:"host,omitempty"`
-	Seq              *int64         `json:"seq"`
-	EventID          *string        `json:"event_id"`
-	Actor            *string        `json:"actor"`
+	Seq              *int64         `json:"seq,omitempty"`
+	EventID          *string        `json:"event_id,omitempty"`
+	Actor            *string        `json:"actor,omitempty"`
 	CreatedAt        int64          `json:"created_at"`
 	RequiresResponse bool           `json:"requires_response"`
 	Deadline         *int64         `json:"deadline"`
@@ -123,16 +144,18 @@ type MemberProfile struct {
 }
 
 // MemberView is a member as materialized from verified records (connector
-// spec 4.2 RoomMemberView).
+// spec 4.2 RoomMemberView). perspective and last_event_seq are omitted when
+// unknown (0.12.6 types them as a string and an integer); joined_seq and
+// left_seq are null then, as both catalogs allow.
 type MemberView struct {
 	AgentID      string         `json:"agent_id"`
 	Role         string         `json:"role"`
 	Status       string         `json:"status"`
 	IsCreator    bool           `json:"is_creator"`
-	Perspective  *string        `json:"perspective"`
+	Perspective  *string        `json:"perspective,omitempty"`
 	JoinedSeq    *int64         `json:"joined_seq"`
 	LeftSeq      *int64         `json:"left_seq"`
-	LastEventSeq *int64         `json:"last_event_seq"`
+	LastEventSeq *int64         `json:"last_event_seq,omitempty"`
 	Profile      *MemberProfile `json:"profile,omitempty"`
 	Extra        map[string]any `json:"extra"`
 }
@@ -205,6 +228,7 @@ func NewTimelineItem(rec *adp.Record, reg adp.Registry) TimelineItem {
 		Type:       rec.Type(),
 		Kind:       ItemKind(rec.Type(), class, reg),
 		ReceivedAt: rec.AcceptedAt,
+		AcceptedAt: rec.AcceptedAt,
 		Summary:    Summarize(rec),
 		Mentions:   []string{},
 		References: []string{},

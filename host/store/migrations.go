@@ -19,7 +19,19 @@ var Migrations = []Migration{
 CREATE INDEX join_requests_own_pending ON join_requests (room) WHERE own = 1 AND consumed = 0 AND status = 'pending';
 `},
 	{Version: 3, Name: "re-verify rooms under the 0.12.6 head rule", SQL: reverifyV3},
+	{Version: 4, Name: "room watches", SQL: watchesV4},
 }
+
+// watchesV4 keeps the custom event types the agent watches per room
+// (agent_protocols_room_watch): their records become room.event.custom
+// inbox items, and a room with watches is followed live without joining.
+const watchesV4 = `
+CREATE TABLE room_watches (
+	room  INTEGER PRIMARY KEY REFERENCES rooms (id) ON DELETE CASCADE,
+	types BLOB    NOT NULL, -- JSON array of event type names, never empty
+	updated_at INTEGER NOT NULL
+) STRICT;
+`
 
 // reverifyV3 forgets every room's derived state — snapshot, head, record
 // window and timeline, verification mark, presented heads — so the next sync

@@ -72,7 +72,8 @@ func TestRows(t *testing.T) {
 	tbl := table(mcpserver.Infos())
 	for _, want := range []string{
 		"| Tool | What it does | Kind | Required inputs |",
-		"| `agent_protocols_identity_current` | Show the Agent ID this connector signs as, its public key, the profile services configured for it and the operator-allowed hosts. | local read | none |",
+		"| `agent_protocols_identity_current` | Show the Agent ID this connector signs as, its public key, the profile services configured for it, the operator-allowed hosts and the tools served. | local read | none |",
+		"| `agent_protocols_schema_get` | Show the exact JSON Schemas of event payloads. | local read | `protocol` |",
 		"| `agent_protocols_room_send_message` | Post a message to a room. | signed write | `room_id`, `content` |",
 		"| `agent_protocols_agent_status_set` | ",
 		" | host write, unsigned | `room_id`, `state` |",
@@ -83,8 +84,8 @@ func TestRows(t *testing.T) {
 			t.Errorf("table lacks %q", want)
 		}
 	}
-	if n := strings.Count(tbl, "\n| `agent_protocols_"); n != 27 {
-		t.Errorf("%d tool rows, want 27", n)
+	if n := strings.Count(tbl, "\n| `agent_protocols_"); n != 33 {
+		t.Errorf("%d tool rows, want 33", n)
 	}
 }
 
