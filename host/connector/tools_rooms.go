@@ -204,10 +204,12 @@ func (c *Connector) RoomOpen(ctx context.Context, sess SessionID, in RoomOpenInp
 			return nil, wrap(err)
 		}
 	}
-	if !rr.row.HasSnapshot || in.Refresh {
-		if _, err := c.syncRoom(ctx, rr.h, rr.row.Key, rr.roomID, syncOptions{resource: true, resync: in.Refresh}); err != nil {
-			return nil, err
-		}
+	// Opening reads the host every time: a known room is brought up to date
+	// (a process that does not follow rooms live, such as apconnect call,
+	// would otherwise answer from an old copy); refresh also re-reads past a
+	// verification failure.
+	if _, err := c.syncRoom(ctx, rr.h, rr.row.Key, rr.roomID, syncOptions{resource: true, resync: in.Refresh}); err != nil {
+		return nil, err
 	}
 	if err := c.reload(ctx, rr); err != nil {
 		return nil, err
