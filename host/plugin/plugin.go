@@ -2,6 +2,8 @@ package plugin
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -9,7 +11,11 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+
+	"apconnect/host/plugin/internal/wasmguard"
 )
 
 // Plugin is one loaded plugin: its checked description, its instance pool
@@ -25,6 +31,7 @@ type Plugin struct {
 	wrt      wazero.Runtime
 	compiled wazero.CompiledModule
 	pool     *pool
+	memory   experimental.MemoryAllocator // nil: wazero's default
 	log      *ringLog
 	stdout   *lineWriter
 	stderr   *lineWriter
@@ -58,6 +65,7 @@ func newPlugin(ctx context.Context, rt *Runtime, source string, wasm []byte, dig
 		grants:   grants,
 		limits:   limits,
 		pool:     newPool(limits.MaxInstances),
+		memory:   newMemoryPool(),
 		log:      newRingLog(limits.LogLines, rt.opts.Now),
 		loadedAt: rt.opts.Now(),
 	}
@@ -79,9 +87,15 @@ func newPlugin(ctx context.Context, rt *Runtime, source string, wasm []byte, dig
 	if err := instantiateHostModule(ctx, p.wrt); err != nil {
 		return nil, p.loadErr(CodeInvalidModule, "cannot provide the host module: %v", err)
 	}
+	// The module runs as rewritten by wasmguard: every function counts its
+	// frame against the instance's stack limit, and tables are bounded.
+	guarded, err := wasmguard.Instrument(wasm)
+	if err != nil {
+		return nil, p.loadErr(CodeInvalidModule, "not a valid WebAssembly module: %v", strings.TrimPrefix(err.Error(), wasmguard.ErrInvalid.Error()+": "))
+	}
 	lctx, cancel := context.WithTimeout(ctx, limits.LoadTimeout)
 	defer cancel()
-	p.compiled, err = p.wrt.CompileModule(lctx, wasm)
+	p.compiled, err = p.wrt.CompileModule(lctx, guarded.Module)
 	if err != nil {
 		return nil, p.loadErr(CodeInvalidModule, "not a valid WebAssembly module: %v", err)
 	}
@@ -90,7 +104,7 @@ func newPlugin(ctx context.Context, rt *Runtime, source string, wasm []byte, dig
 	}
 	// The first instance proves the module initialises within the limits;
 	// it serves describe and stays in the pool.
-	inst, err := p.spawn(ctx)
+	inst, err := p.spawn(ctx, limits.LoadTimeout)
 	if err != nil {
 		if e, ok := err.(*Error); ok && e.Code != CodeInvalidModule {
 			e.Code, e.Message = CodeInvalidModule, "first instance: "+e.Message
@@ -138,8 +152,14 @@ func checkModuleShape(cm wazero.CompiledModule) error {
 	if len(cm.ExportedMemories()) == 0 {
 		return errorf(CodeInvalidModule, "", "", "the module exports no memory")
 	}
+	if f, ok := exports[exportInitialize]; ok && (len(f.ParamTypes()) != 0 || len(f.ResultTypes()) != 0) {
+		return errorf(CodeInvalidModule, "", "", "export %s has the wrong signature", exportInitialize)
+	}
 	return nil
 }
+
+// exportInitialize is a reactor's initialisation export (WASI).
+const exportInitialize = "_initialize"
 
 func sameTypes(a, b []api.ValueType) bool {
 	if len(a) != len(b) {
@@ -153,39 +173,77 @@ func sameTypes(a, b []api.ValueType) bool {
 	return true
 }
 
-// spawn instantiates a fresh instance: no arguments, no environment, no
-// files, no sockets, fake clocks, deterministic randomness, stdout and
-// stderr into the ring log.
-func (p *Plugin) spawn(ctx context.Context) (*instance, error) {
-	ictx, cancel := context.WithTimeout(ctx, p.limits.LoadTimeout)
+// spawn instantiates a fresh instance within timeout: no arguments, no
+// environment, no files, no sockets, fake clocks, deterministic randomness,
+// stdout and stderr into the ring log. Instantiation runs no guest code;
+// spawn sets the instance's stack limit, then runs the module's start
+// function, _initialize and apconnect_abi_version, all within timeout. A
+// call that needs a new instance passes its own deadline, so that creating
+// the instance counts against it.
+func (p *Plugin) spawn(ctx context.Context, timeout time.Duration) (*instance, error) {
+	ictx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	logMark := p.log.count()
 	cfg := wazero.NewModuleConfig().
 		WithName("").
-		WithStartFunctions("_initialize").
+		WithStartFunctions().
 		WithStdout(p.stdout).
 		WithStderr(p.stderr)
-	mod, err := p.wrt.InstantiateModule(ictx, p.compiled, cfg)
-	if err != nil {
+	fail := func(inst *instance, what string, err error) error {
 		code := CodeTrap
+		msg := firstLine(err.Error())
+		var exit *sys.ExitError
 		switch {
 		case ctx.Err() != nil:
 			code = CodeCanceled
 		case ictx.Err() != nil:
-			code = CodeTimeout
+			code, msg = CodeTimeout, fmt.Sprintf("did not finish within %v", timeout)
+		case inst != nil && inst.stackExhausted():
+			msg = p.stackMessage()
+		case errors.As(err, &exit):
+			msg = fmt.Sprintf("exited with code %d", exit.ExitCode())
 		}
-		return nil, p.err(code, 0, "cannot instantiate: %s%s", firstLine(err.Error()), p.stderrHint(logMark))
+		if inst != nil {
+			_ = inst.mod.Close(context.WithoutCancel(ctx))
+		}
+		return p.err(code, 0, "%s: %s%s", what, msg, p.stderrHint(logMark))
+	}
+	mod, err := p.wrt.InstantiateModule(experimental.WithMemoryAllocator(ictx, p.memory), p.compiled, cfg)
+	if err != nil {
+		return nil, fail(nil, "cannot instantiate", err)
+	}
+	inst := &instance{
+		mod:   mod,
+		call:  mod.ExportedFunction(ExportCall),
+		used:  mod.ExportedGlobal(wasmguard.UsedExport),
+		limit: mod.ExportedGlobal(wasmguard.LimitExport).(api.MutableGlobal),
+	}
+	inst.limit.Set(p.limits.StackBytes)
+	for _, name := range []string{wasmguard.StartExport, exportInitialize} {
+		if f := mod.ExportedFunction(name); f != nil {
+			if _, err := f.Call(ictx); err != nil {
+				what := "cannot instantiate: " + name + " failed"
+				if name == wasmguard.StartExport {
+					what = "cannot instantiate: the start function failed"
+				}
+				return nil, fail(inst, what, err)
+			}
+		}
 	}
 	res, err := mod.ExportedFunction(ExportABIVersion).Call(ictx)
 	if err != nil {
-		_ = mod.Close(ctx)
-		return nil, p.err(CodeTrap, 0, "%s failed: %s", ExportABIVersion, firstLine(err.Error()))
+		return nil, fail(inst, ExportABIVersion+" failed", err)
 	}
 	if v := api.DecodeI32(res[0]); v != ABIVersion {
 		_ = mod.Close(ctx)
 		return nil, p.err(CodeInvalidModule, 0, "the module speaks ABI version %d; this host speaks %d", v, ABIVersion)
 	}
-	return &instance{mod: mod, call: mod.ExportedFunction(ExportCall)}, nil
+	return inst, nil
+}
+
+// stackMessage describes an exhausted call stack.
+func (p *Plugin) stackMessage() string {
+	return fmt.Sprintf("call stack exhausted: the guest's active calls passed its stack limit of %d KiB (recursion too deep)", p.limits.StackBytes>>10)
 }
 
 // Name returns the plugin's described name.
@@ -275,7 +333,7 @@ func (p *Plugin) Warm(ctx context.Context, n int) error {
 		if p.isClosed() {
 			return p.err(CodeClosed, 0, "the plugin is closed")
 		}
-		inst, err := p.spawn(ctx)
+		inst, err := p.spawn(ctx, p.limits.LoadTimeout)
 		if err != nil {
 			return err
 		}

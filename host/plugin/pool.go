@@ -10,9 +10,15 @@ import (
 // instance is one instantiated copy of a plugin module. It is used by one
 // call at a time.
 type instance struct {
-	mod  api.Module
-	call api.Function
+	mod   api.Module
+	call  api.Function
+	used  api.Global        // wasmguard's stack counter
+	limit api.MutableGlobal // and its limit
 }
+
+// stackExhausted reports whether the instance's last trap was its stack
+// limit: the thunk that traps has already counted its frame.
+func (i *instance) stackExhausted() bool { return i.used.Get() > i.limit.Get() }
 
 // pool holds a plugin's idle instances and bounds how many exist at once.
 // Instances are created lazily; a failed one is closed, never returned.

@@ -1,0 +1,355 @@
+package wasmguard
+
+import "fmt"
+
+// Opcodes the decoder treats specially.
+const (
+	opBlock      = 0x02
+	opLoop       = 0x03
+	opIf         = 0x04
+	opElse       = 0x05
+	opEnd        = 0x0b
+	opBr         = 0x0c
+	opBrIf       = 0x0d
+	opBrTable    = 0x0e
+	opCall       = 0x10
+	opCallInd    = 0x11
+	opSelectT    = 0x1c
+	opLocalGet   = 0x20
+	opGlobalGet  = 0x23
+	opGlobalSet  = 0x24
+	opTableGet   = 0x25
+	opTableSet   = 0x26
+	opI32Const   = 0x41
+	opI64Const   = 0x42
+	opF32Const   = 0x43
+	opF64Const   = 0x44
+	opI64Add     = 0x7c
+	opI64Sub     = 0x7d
+	opI64GtU     = 0x56
+	opRefNull    = 0xd0
+	opRefIsNull  = 0xd1
+	opRefFunc    = 0xd2
+	opMiscPrefix = 0xfc
+	opVecPrefix  = 0xfd
+	opUnreachabl = 0x00
+)
+
+// Value and reference type bytes of WebAssembly 2.0.
+func isValType(b byte) bool {
+	switch b {
+	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
+		return true
+	}
+	return false
+}
+
+func isRefType(b byte) bool { return b == 0x70 || b == 0x6f }
+
+// indexChecker receives every function and global index an instruction
+// names, so that the caller can refuse indices the original module does
+// not have.
+type indexChecker struct {
+	funcs, globals uint32
+}
+
+func (c indexChecker) fn(i uint32) error {
+	if i >= c.funcs {
+		return fmt.Errorf("function index %d is out of range (the module has %d functions)", i, c.funcs)
+	}
+	return nil
+}
+
+func (c indexChecker) global(i uint32) error {
+	if i >= c.globals {
+		return fmt.Errorf("global index %d is out of range (the module has %d globals)", i, c.globals)
+	}
+	return nil
+}
+
+// scanBody walks one function body's instructions (after its locals) to
+// their final end, which must be the body's last byte, checking the
+// indices they name. It returns the number of instructions.
+//
+// It reads every immediate exactly as wazero v1.12 does for the features
+// the host enables (WebAssembly 2.0: multi-value, bulk memory, reference
+// types, SIMD, sign extension, saturating conversions) and refuses every
+// other opcode and every encoding wazero might read differently, so that
+// the instructions seen here are the ones wazero compiles.
+func scanBody(r *reader, ic indexChecker) (int, error) {
+	depth := 1
+	n := 0
+	for depth > 0 {
+		if r.done() {
+			return 0, fmt.Errorf("the function body ends inside a block")
+		}
+		op, _ := r.byte()
+		n++
+		if err := scanInstr(r, op, ic, &depth); err != nil {
+			return 0, fmt.Errorf("instruction %#x at offset %d: %w", op, r.off, err)
+		}
+	}
+	if !r.done() {
+		return 0, fmt.Errorf("bytes follow the function's final end")
+	}
+	return n, nil
+}
+
+func scanInstr(r *reader, op byte, ic indexChecker, depth *int) error {
+	switch {
+	case op == 0x00 || op == 0x01: // unreachable, nop
+	case op == opBlock || op == opLoop || op == opIf:
+		bt, err := r.s33()
+		if err != nil {
+			return err
+		}
+		// -64 (0x40) is empty; -1 … -5, -16 and -17 are the value types;
+		// a non-negative value is a type index. Typed references (0x63,
+		// 0x64) and exnref are outside the enabled features.
+		switch {
+		case bt == -64, bt >= -5 && bt <= -1, bt == -16, bt == -17, bt >= 0:
+		default:
+			return fmt.Errorf("unsupported block type %d", bt)
+		}
+		*depth++
+	case op == opElse:
+	case op == opEnd:
+		*depth--
+	case op == opBr || op == opBrIf:
+		_, err := r.u32()
+		return err
+	case op == opBrTable:
+		n, err := r.u32()
+		if err != nil {
+			return err
+		}
+		for i := uint64(0); i <= uint64(n); i++ { // n labels and the default
+			if _, err := r.u32(); err != nil {
+				return err
+			}
+		}
+	case op == 0x0f: // return
+	case op == opCall:
+		i, err := r.u32()
+		if err != nil {
+			return err
+		}
+		return ic.fn(i)
+	case op == opCallInd:
+		if _, err := r.u32(); err != nil { // type index
+			return err
+		}
+		_, err := r.u32() // table index
+		return err
+	case op == 0x1a || op == 0x1b: // drop, select
+	case op == opSelectT:
+		count, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if count != 1 {
+			return fmt.Errorf("typed select with %d types", count)
+		}
+		t, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if !isValType(t) {
+			return fmt.Errorf("typed select of unsupported type %#x", t)
+		}
+	case op >= opLocalGet && op <= 0x22: // local.get, local.set, local.tee
+		_, err := r.u32()
+		return err
+	case op == opGlobalGet || op == opGlobalSet:
+		i, err := r.u32()
+		if err != nil {
+			return err
+		}
+		return ic.global(i)
+	case op == opTableGet || op == opTableSet:
+		_, err := r.u32()
+		return err
+	case op >= 0x28 && op <= 0x3e: // loads and stores
+		return skipMemArg(r)
+	case op == 0x3f || op == 0x40: // memory.size, memory.grow
+		b, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if b != 0 {
+			return fmt.Errorf("memory index %#x", b)
+		}
+	case op == opI32Const:
+		return r.skipLEB(5)
+	case op == opI64Const:
+		return r.skipLEB(10)
+	case op == opF32Const:
+		_, err := r.bytes(4)
+		return err
+	case op == opF64Const:
+		_, err := r.bytes(8)
+		return err
+	case op >= 0x45 && op <= 0xc4: // numeric instructions and sign extension
+	case op == opRefNull:
+		t, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if !isRefType(t) {
+			return fmt.Errorf("ref.null of unsupported type %#x", t)
+		}
+	case op == opRefIsNull:
+	case op == opRefFunc:
+		i, err := r.u32()
+		if err != nil {
+			return err
+		}
+		return ic.fn(i)
+	case op == opMiscPrefix:
+		return scanMisc(r)
+	case op == opVecPrefix:
+		return scanVec(r)
+	default:
+		// Exceptions, tail calls, typed function references, threads and
+		// unassigned opcodes: none is enabled in the host's runtime.
+		return fmt.Errorf("unsupported opcode")
+	}
+	return nil
+}
+
+func skipMemArg(r *reader) error {
+	if _, err := r.u32(); err != nil { // alignment
+		return err
+	}
+	_, err := r.u32() // offset
+	return err
+}
+
+// scanMisc reads a 0xFC instruction: saturating conversions, bulk memory
+// and table instructions.
+func scanMisc(r *reader) error {
+	sub, err := r.u32()
+	if err != nil {
+		return err
+	}
+	zero := func() error { // a reserved memory index: one zero byte
+		b, err := r.byte()
+		if err == nil && b != 0 {
+			err = fmt.Errorf("reserved byte %#x", b)
+		}
+		return err
+	}
+	u32s := func(n int) error {
+		for range n {
+			if _, err := r.u32(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	switch {
+	case sub <= 7: // trunc_sat
+		return nil
+	case sub == 8: // memory.init data, 0
+		if err := u32s(1); err != nil {
+			return err
+		}
+		return zero()
+	case sub == 9: // data.drop
+		return u32s(1)
+	case sub == 10: // memory.copy 0 0
+		if err := zero(); err != nil {
+			return err
+		}
+		return zero()
+	case sub == 11: // memory.fill 0
+		return zero()
+	case sub == 12 || sub == 14: // table.init elem table, table.copy dst src
+		return u32s(2)
+	case sub == 13 || sub == 15 || sub == 16 || sub == 17: // elem.drop, table.grow/size/fill
+		return u32s(1)
+	}
+	return fmt.Errorf("unsupported 0xfc instruction %d", sub)
+}
+
+// scanVec reads a SIMD instruction. wazero reads its opcode as one byte (a
+// two-byte LEB128 opcode of 128 … 255 reads as that byte followed by a nop,
+// 0x01), and so does this.
+func scanVec(r *reader) error {
+	sub, err := r.byte()
+	if err != nil {
+		return err
+	}
+	switch {
+	case sub <= 11 || sub == 92 || sub == 93: // loads, store, load_zero
+		return skipMemArg(r)
+	case sub == 12 || sub == 13: // v128.const, i8x16.shuffle
+		_, err := r.bytes(16)
+		return err
+	case sub >= 21 && sub <= 34: // extract_lane, replace_lane
+		_, err := r.byte()
+		return err
+	case sub >= 84 && sub <= 91: // load_lane, store_lane
+		if err := skipMemArg(r); err != nil {
+			return err
+		}
+		_, err := r.byte()
+		return err
+	}
+	// Every other SIMD opcode has no immediate; wazero refuses the
+	// unassigned ones.
+	return nil
+}
+
+// scanConstExpr reads a constant expression to its end (global
+// initialisers, segment offsets, element expressions), checking the
+// indices it names, as wazero's decoder reads it.
+func scanConstExpr(r *reader, ic indexChecker) error {
+	for {
+		op, err := r.byte()
+		if err != nil {
+			return err
+		}
+		switch op {
+		case opEnd:
+			return nil
+		case opI32Const:
+			err = r.skipLEB(5)
+		case opI64Const:
+			err = r.skipLEB(10)
+		case opF32Const:
+			_, err = r.bytes(4)
+		case opF64Const:
+			_, err = r.bytes(8)
+		case opGlobalGet:
+			var i uint32
+			if i, err = r.u32(); err == nil {
+				err = ic.global(i)
+			}
+		case opRefNull:
+			var t byte
+			if t, err = r.byte(); err == nil && !isRefType(t) {
+				err = fmt.Errorf("ref.null of unsupported type %#x", t)
+			}
+		case opRefFunc:
+			var i uint32
+			if i, err = r.u32(); err == nil {
+				err = ic.fn(i)
+			}
+		case opVecPrefix:
+			var sub byte
+			if sub, err = r.byte(); err == nil {
+				if sub != 12 {
+					err = fmt.Errorf("SIMD instruction %d in a constant expression", sub)
+				} else {
+					_, err = r.bytes(16)
+				}
+			}
+		default:
+			err = fmt.Errorf("instruction %#x in a constant expression", op)
+		}
+		if err != nil {
+			return fmt.Errorf("constant expression: %w", err)
+		}
+	}
+}
