@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +30,7 @@ type Plugin struct {
 	grants   Grants
 	limits   Limits
 	wrt      wazero.Runtime
+	ownCache wazero.CompilationCache // with a sealed cache: this plugin's
 	compiled wazero.CompiledModule
 	pool     *pool
 	memory   experimental.MemoryAllocator // nil: wazero's default
@@ -71,33 +73,19 @@ func newPlugin(ctx context.Context, rt *Runtime, source string, wasm []byte, dig
 	}
 	p.stdout = &lineWriter{log: p.log, source: "stdout", level: "info"}
 	p.stderr = &lineWriter{log: p.log, source: "stderr", level: "error"}
-	cfg := wazero.NewRuntimeConfig().
-		WithCompilationCache(rt.cache).
-		WithMemoryLimitPages(limits.memoryPages()).
-		WithCloseOnContextDone(true)
-	p.wrt = wazero.NewRuntimeWithConfig(ctx, cfg)
-	defer func() {
-		if err != nil {
-			_ = p.wrt.Close(ctx)
-		}
-	}()
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, p.wrt); err != nil {
-		return nil, p.loadErr(CodeInvalidModule, "cannot provide WASI: %v", err)
-	}
-	if err := instantiateHostModule(ctx, p.wrt); err != nil {
-		return nil, p.loadErr(CodeInvalidModule, "cannot provide the host module: %v", err)
-	}
 	// The module runs as rewritten by wasmguard: every function counts its
 	// frame against the instance's stack limit, and tables are bounded.
 	guarded, err := wasmguard.Instrument(wasm)
 	if err != nil {
 		return nil, p.loadErr(CodeInvalidModule, "not a valid WebAssembly module: %v", strings.TrimPrefix(err.Error(), wasmguard.ErrInvalid.Error()+": "))
 	}
-	lctx, cancel := context.WithTimeout(ctx, limits.LoadTimeout)
-	defer cancel()
-	p.compiled, err = p.wrt.CompileModule(lctx, guarded.Module)
-	if err != nil {
-		return nil, p.loadErr(CodeInvalidModule, "not a valid WebAssembly module: %v", err)
+	defer func() {
+		if err != nil {
+			_ = p.closeRuntime(ctx)
+		}
+	}()
+	if err := p.compile(ctx, guarded.Module); err != nil {
+		return nil, err
 	}
 	if err := checkModuleShape(p.compiled); err != nil {
 		return nil, p.loadErr(CodeInvalidModule, "%v", err)
@@ -116,6 +104,77 @@ func newPlugin(ctx context.Context, rt *Runtime, source string, wasm []byte, dig
 		return nil, err
 	}
 	return p, nil
+}
+
+// compile creates the plugin's wazero runtime (its memory cap, WASI, the
+// host module) and compiles module in it, through the Runtime's cache: the
+// shared one, or the sealed on-disk cache, where a miss stores the new
+// entry and an entry wazero refuses is dropped and compiled afresh.
+func (p *Plugin) compile(ctx context.Context, module []byte) error {
+	rt := p.rt
+	if rt.sealed == nil {
+		return p.compileWith(ctx, rt.cache, module)
+	}
+	for attempt := 0; ; attempt++ {
+		load, err := rt.sealed.begin(module, p.digest, attempt > 0)
+		if err != nil {
+			rt.opts.Logger.Warn("plugin compilation cache unusable for this load; compiling in memory", "plugin", p.source, "err", err)
+			p.ownCache = wazero.NewCompilationCache()
+			return p.compileWith(ctx, p.ownCache, module)
+		}
+		err = p.compileWith(ctx, load.cache, module)
+		if err == nil {
+			load.finish()
+			p.ownCache = load.cache
+			return nil
+		}
+		load.discard()
+		_ = load.cache.Close(ctx)
+		if !load.placed || attempt > 0 {
+			return err
+		}
+		rt.opts.Logger.Warn("plugin compilation cache: wazero refused a cached entry; recompiling", "plugin", p.source, "entry", load.entry, "err", err)
+		_ = os.Remove(load.entry)
+	}
+}
+
+func (p *Plugin) compileWith(ctx context.Context, cache wazero.CompilationCache, module []byte) (err error) {
+	cfg := wazero.NewRuntimeConfig().
+		WithCompilationCache(cache).
+		WithMemoryLimitPages(p.limits.memoryPages()).
+		WithCloseOnContextDone(true)
+	p.wrt = wazero.NewRuntimeWithConfig(ctx, cfg)
+	defer func() {
+		if err != nil {
+			_ = p.wrt.Close(ctx)
+			p.wrt = nil
+		}
+	}()
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, p.wrt); err != nil {
+		return p.loadErr(CodeInvalidModule, "cannot provide WASI: %v", err)
+	}
+	if err := instantiateHostModule(ctx, p.wrt); err != nil {
+		return p.loadErr(CodeInvalidModule, "cannot provide the host module: %v", err)
+	}
+	lctx, cancel := context.WithTimeout(ctx, p.limits.LoadTimeout)
+	defer cancel()
+	p.compiled, err = p.wrt.CompileModule(lctx, module)
+	if err != nil {
+		return p.loadErr(CodeInvalidModule, "not a valid WebAssembly module: %v", err)
+	}
+	return nil
+}
+
+// closeRuntime closes the plugin's wazero runtime and its own cache.
+func (p *Plugin) closeRuntime(ctx context.Context) error {
+	var errs []error
+	if p.wrt != nil {
+		errs = append(errs, p.wrt.Close(ctx))
+	}
+	if p.ownCache != nil {
+		errs = append(errs, p.ownCache.Close(ctx))
+	}
+	return errors.Join(errs...)
 }
 
 // checkModuleShape checks imports and exports against the ABI before any
@@ -278,7 +337,7 @@ func (p *Plugin) Close(ctx context.Context) error {
 	p.closed = true
 	p.mu.Unlock()
 	p.rt.forget(p)
-	return p.wrt.Close(ctx)
+	return p.closeRuntime(ctx)
 }
 
 func (p *Plugin) isClosed() bool {

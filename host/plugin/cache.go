@@ -1,0 +1,347 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+)
+
+// The on-disk compilation cache (Options.CacheDir) holds native code that
+// runs in apconnect's process while the agent's key is decrypted, so it is
+// never trusted as found. wazero's own directory cache names entries by a
+// hash of the module and checks them with a CRC only: copying one module's
+// entry over another's name runs the first module's machine code for the
+// second, past the digest pin and the sandbox. Here every entry is sealed:
+//
+//   - It is bound to the SHA-256 of the module it was compiled from (the
+//     module as the host compiles it, after wasmguard), to the module's
+//     pinned digest, and to wazero's version, architecture and OS (the name
+//     of wazero's cache directory), and
+//   - authenticated with HMAC-SHA-256 under a key of 32 random bytes kept
+//     beside the entries in a file of mode 0600 owned by the current user,
+//     so that only a process that can read that key can make an entry the
+//     host accepts; a copied, altered, truncated or foreign entry fails the
+//     check.
+//
+// wazero only reads entries from a directory, so a load unseals the entry
+// into a fresh private directory (mode 0700, removed right after
+// compilation) and points a per-plugin wazero cache at it; after a miss,
+// the entry wazero wrote there is sealed into the cache. Any doubt — no
+// entry, a bad one, a key that is missing, foreign or too open, an entry
+// wazero refuses — means compiling afresh, never a refused plugin.
+
+// sealedDirName is the cache's directory inside Options.CacheDir.
+const sealedDirName = "apconnect-sealed-v1"
+
+// sealedKeyFile holds the HMAC key.
+const sealedKeyFile = "key"
+
+const sealedMagic = "apconnect sealed wazero cache entry v1\n"
+
+// maxSealedEntry bounds what a load reads of one entry.
+const maxSealedEntry = 1 << 30
+
+var wazeroEntryName = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// sealedCache is an open on-disk cache.
+type sealedCache struct {
+	dir string
+	key []byte
+	log *slog.Logger
+}
+
+// openSealedCache opens (creating when needed) the sealed cache under
+// base. An unusable key is an error: the caller compiles in memory.
+func openSealedCache(base string, log *slog.Logger) (*sealedCache, error) {
+	dir := filepath.Join(base, sealedDirName)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	key, err := readOrCreateKey(filepath.Join(dir, sealedKeyFile))
+	if err != nil {
+		return nil, err
+	}
+	c := &sealedCache{dir: dir, key: key, log: log}
+	c.removeStaleTemps(time.Now())
+	return c, nil
+}
+
+// readOrCreateKey reads the HMAC key, creating it (exclusively, mode 0600)
+// when it does not exist. A key that is not a regular file of exactly 32
+// bytes, owned by this user and readable by nobody else, is refused: an
+// attacker who could write it could seal entries.
+func readOrCreateKey(path string) ([]byte, error) {
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		_, werr := f.Write(key)
+		cerr := f.Close()
+		if werr != nil || cerr != nil {
+			_ = os.Remove(path)
+			return nil, errors.Join(werr, cerr)
+		}
+		return key, nil
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	f, err = os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := privateFile(st); err != nil {
+		return nil, fmt.Errorf("cache key %s: %w", path, err)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 64))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) != 32 {
+		return nil, fmt.Errorf("cache key %s is %d bytes, not 32", path, len(data))
+	}
+	return data, nil
+}
+
+// privateFile fails unless st is a regular file owned by this process's
+// user that no one else may read or write.
+func privateFile(st fs.FileInfo) error {
+	if !st.Mode().IsRegular() {
+		return errors.New("not a regular file")
+	}
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("mode %04o lets others read or write it", st.Mode().Perm())
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != currentUID() {
+		return fmt.Errorf("owned by uid %d, not by this user (uid %d)", sys.Uid, currentUID())
+	}
+	return nil
+}
+
+// currentUID is os.Getuid; tests that cannot chown (not root) pretend to
+// be another user instead.
+var currentUID = os.Getuid
+
+// removeStaleTemps removes the private directories and half-written
+// entries a crashed process left.
+func (c *sealedCache) removeStaleTemps(now time.Time) {
+	entries, _ := os.ReadDir(c.dir)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".tmp-") && !strings.HasPrefix(e.Name(), ".entry-") {
+			continue
+		}
+		if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > time.Hour {
+			_ = os.RemoveAll(filepath.Join(c.dir, e.Name()))
+		}
+	}
+}
+
+// sealedLoad is one compilation through the sealed cache.
+type sealedLoad struct {
+	c        *sealedCache
+	tmp      string // the private directory wazero reads and writes
+	wazDir   string // wazero's versioned subdirectory name
+	cache    wazero.CompilationCache
+	entry    string // the sealed entry's path
+	compiled [32]byte
+	digest   string
+	placed   bool // a sealed entry was unsealed for wazero
+}
+
+// begin prepares a wazero cache for compiling module (whose pinned digest
+// is digest): a private directory holding the module's entry when the
+// sealed cache has a valid one. noEntry skips the lookup (a retry after
+// wazero refused an entry).
+func (c *sealedCache) begin(module []byte, digest string, noEntry bool) (*sealedLoad, error) {
+	tmp, err := os.MkdirTemp(c.dir, ".tmp-")
+	if err != nil {
+		return nil, err
+	}
+	wc, err := wazero.NewCompilationCacheWithDir(tmp)
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, err
+	}
+	// wazero creates its versioned subdirectory at once; its name carries
+	// the version, architecture and OS the entries are valid for.
+	subs, err := os.ReadDir(tmp)
+	if err != nil || len(subs) != 1 || !subs[0].IsDir() {
+		_ = wc.Close(context.Background())
+		_ = os.RemoveAll(tmp)
+		return nil, fmt.Errorf("unexpected layout of wazero's cache directory %s", tmp)
+	}
+	l := &sealedLoad{c: c, tmp: tmp, wazDir: subs[0].Name(), cache: wc, digest: digest, compiled: sha256.Sum256(module)}
+	l.entry = filepath.Join(c.dir, hex.EncodeToString(l.compiled[:])+"."+l.wazDir+".entry")
+	if !noEntry {
+		l.placed = l.unseal()
+	}
+	return l, nil
+}
+
+// unseal checks the sealed entry and writes wazero's entry into the
+// private directory; false on a miss or a bad entry (which is removed).
+func (l *sealedLoad) unseal() bool {
+	f, err := os.Open(l.entry)
+	if err != nil {
+		return false
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxSealedEntry+1))
+	f.Close()
+	if err != nil {
+		return false
+	}
+	name, payload, err := l.open(data)
+	if err != nil {
+		l.c.log.Warn("plugin compilation cache: discarding an entry that fails its check; recompiling", "entry", l.entry, "err", err)
+		_ = os.Remove(l.entry)
+		return false
+	}
+	if err := os.WriteFile(filepath.Join(l.tmp, l.wazDir, name), payload, 0o600); err != nil {
+		return false
+	}
+	return true
+}
+
+// seal builds a sealed entry: magic, the bound fields, wazero's entry name
+// and bytes, and the HMAC of everything before it.
+func (l *sealedLoad) seal(name string, payload []byte) []byte {
+	var b bytes.Buffer
+	b.WriteString(sealedMagic)
+	b.Write(l.compiled[:])
+	writeField(&b, []byte(l.digest))
+	writeField(&b, []byte(l.wazDir))
+	writeField(&b, []byte(name))
+	writeField(&b, payload)
+	mac := hmac.New(sha256.New, l.c.key)
+	mac.Write(b.Bytes())
+	b.Write(mac.Sum(nil))
+	return b.Bytes()
+}
+
+// open checks a sealed entry and returns wazero's entry name and bytes.
+func (l *sealedLoad) open(data []byte) (string, []byte, error) {
+	if len(data) > maxSealedEntry || len(data) < len(sealedMagic)+32+sha256.Size {
+		return "", nil, errors.New("wrong size")
+	}
+	body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
+	mac := hmac.New(sha256.New, l.c.key)
+	mac.Write(body)
+	if !hmac.Equal(sum, mac.Sum(nil)) {
+		return "", nil, errors.New("the HMAC does not match: not sealed with this cache's key, or altered")
+	}
+	r := bytes.NewReader(body)
+	magic := make([]byte, len(sealedMagic))
+	var compiled [32]byte
+	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != sealedMagic {
+		return "", nil, errors.New("not a sealed entry")
+	}
+	if _, err := io.ReadFull(r, compiled[:]); err != nil || compiled != l.compiled {
+		return "", nil, errors.New("sealed for another module")
+	}
+	digest, err1 := readField(r)
+	wazDir, err2 := readField(r)
+	name, err3 := readField(r)
+	payload, err4 := readField(r)
+	if err := errors.Join(err1, err2, err3, err4); err != nil || r.Len() != 0 {
+		return "", nil, errors.New("malformed")
+	}
+	switch {
+	case string(digest) != l.digest:
+		return "", nil, errors.New("sealed for a module of another digest")
+	case string(wazDir) != l.wazDir:
+		return "", nil, errors.New("sealed for another wazero version or platform")
+	case !wazeroEntryName.Match(name):
+		return "", nil, errors.New("bad entry name")
+	}
+	return string(name), payload, nil
+}
+
+func writeField(b *bytes.Buffer, v []byte) {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(v)))
+	b.Write(n[:])
+	b.Write(v)
+}
+
+func readField(r *bytes.Reader) ([]byte, error) {
+	var n [8]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return nil, err
+	}
+	size := binary.BigEndian.Uint64(n[:])
+	if size > uint64(r.Len()) {
+		return nil, io.ErrUnexpectedEOF
+	}
+	v := make([]byte, size)
+	_, err := io.ReadFull(r, v)
+	return v, err
+}
+
+// finish runs after a successful compilation: after a miss it seals the
+// entry wazero wrote. The private directory is removed either way (the
+// compiled code lives in memory from now on).
+func (l *sealedLoad) finish() {
+	defer l.discard()
+	if l.placed {
+		return
+	}
+	files, err := os.ReadDir(filepath.Join(l.tmp, l.wazDir))
+	if err != nil || len(files) != 1 || !wazeroEntryName.MatchString(files[0].Name()) {
+		return // nothing (or something unexpected) to keep
+	}
+	payload, err := os.ReadFile(filepath.Join(l.tmp, l.wazDir, files[0].Name()))
+	if err != nil {
+		return
+	}
+	if err := writeAtomic(l.entry, l.seal(files[0].Name(), payload)); err != nil {
+		l.c.log.Warn("plugin compilation cache: cannot store an entry", "entry", l.entry, "err", err)
+	}
+}
+
+// discard removes the private directory.
+func (l *sealedLoad) discard() { _ = os.RemoveAll(l.tmp) }
+
+// writeAtomic writes data to path through a temporary file and a rename.
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".entry-*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
