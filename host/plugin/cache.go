@@ -18,10 +18,11 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/tetratelabs/wazero"
+
+	"apconnect/host/internal/fileowner"
 )
 
 // The on-disk compilation cache (Options.CacheDir) holds native code that
@@ -140,15 +141,8 @@ func privateFile(st fs.FileInfo) error {
 	if st.Mode().Perm()&0o077 != 0 {
 		return fmt.Errorf("mode %04o lets others read or write it", st.Mode().Perm())
 	}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != currentUID() {
-		return fmt.Errorf("owned by uid %d, not by this user (uid %d)", sys.Uid, currentUID())
-	}
-	return nil
+	return fileowner.Check(st)
 }
-
-// currentUID is os.Getuid; tests that cannot chown (not root) pretend to
-// be another user instead.
-var currentUID = os.Getuid
 
 // removeStaleTemps removes the private directories and half-written
 // entries a crashed process left.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"apconnect/host/internal/fileowner"
 	"apconnect/host/plugin"
 	"apconnect/host/plugin/plugintest"
 )
@@ -205,6 +206,8 @@ func chownForeign(t *testing.T, path string) error {
 	if os.Getuid() == 0 {
 		return os.Chown(path, 65534, 65534)
 	}
-	t.Cleanup(plugin.SetCurrentUID(os.Getuid() + 1))
+	old := fileowner.CurrentUID
+	fileowner.CurrentUID = func() int { return os.Getuid() + 1 }
+	t.Cleanup(func() { fileowner.CurrentUID = old })
 	return nil
 }
