@@ -14,6 +14,7 @@ import (
 
 	"apconnect/host/adp"
 	"apconnect/host/identity"
+	"apconnect/host/internal/logthrottle"
 )
 
 // Kinds of StreamItem: the SSE event names of ADP 16.
@@ -50,6 +51,8 @@ type Stream struct {
 	body   io.ReadCloser
 	parser *sseParser
 	logger *slog.Logger
+	// skipLog is the host's throttle for skip's warnings.
+	skipLog *logthrottle.Throttle
 
 	idleTimeout time.Duration
 	idle        *time.Timer
@@ -146,7 +149,7 @@ func (h *Host) Live(ctx context.Context, roomID string) (*Stream, error) {
 	}
 	s := &Stream{
 		roomID: roomID, path: path, parent: ctx, cancel: cancel, body: resp.Body,
-		logger: h.svc.opts.Logger, idleTimeout: h.svc.opts.StreamIdleTimeout,
+		logger: h.svc.opts.Logger, skipLog: h.svc.skipLog, idleTimeout: h.svc.opts.StreamIdleTimeout,
 	}
 	s.idle = time.AfterFunc(time.Hour, func() { s.idleFired.Store(true); cancel() })
 	s.idle.Stop()
@@ -240,9 +243,10 @@ func (s *Stream) next() (*StreamItem, error) {
 	}
 }
 
-// skip logs a malformed hint item.
+// skip logs a malformed hint item, rate-limited: the host decides how many
+// it sends (the line that follows a held-back run says how many).
 func (s *Stream) skip(kind string, err error) {
-	s.logger.LogAttrs(context.Background(), slog.LevelWarn, "skipping malformed live item",
+	s.skipLog.Log(context.Background(), s.logger, slog.LevelWarn, "skipping malformed live item",
 		slog.String("path", s.path), slog.String("kind", kind), slog.String("err", err.Error()))
 }
 
