@@ -8,7 +8,7 @@ import (
 
 func TestEscape(t *testing.T) {
 	for in, want := range map[string]string{
-		"plain text, ünïcödé, 日本語":          "plain text, ünïcödé, 日本語",
+		"plain text, ünïcödé, 日本語":           "plain text, ünïcödé, 日本語",
 		"hide\x1b[8m the rest":               `hide\x1b[8m the rest`,
 		"line\r\nAll checks passed.":         `line\r\nAll checks passed.`,
 		"tab\there":                          `tab\there`,
