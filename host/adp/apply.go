@@ -9,13 +9,16 @@ import (
 // Apply applies an accepted record to the room: it checks that the record is
 // valid and continues the chain (CheckLink against Last), then makes every
 // state change the record causes — contract, lifecycle, members, bans,
-// reviewed requests, type registry — and moves Last, and the head unless
-// the record is signal-class. Redacted records consume their seq and, when
-// their (kept) type is head-bound, move the head; their content changes
-// nothing else, which is why only message.create and custom types may be
-// redacted.
+// reviewed requests, type registry — and moves Last, and the head when the
+// record's class advances it (genesis, contract, control). Redacted records
+// consume their seq and keep their type, so their class decides the head as
+// for any record (a redacted message.create does not move it, a redacted
+// control record does); their content changes nothing else, which is why
+// only message.create and custom types may be redacted.
 //
-// Apply trusts the record's acceptance: it does not run Check. A host runs
+// Apply trusts the record's acceptance: it does not run Check, and it reads
+// payloads under the historical dialect (a superset of the current rules),
+// so a record any host accepted applies. A host runs
 // Check before assigning the record; a reader runs VerifyRecord first. On
 // error the room is unchanged. Pack imports of a type.define are resolved
 // through rules (cached since the Check that preceded it).
@@ -57,7 +60,7 @@ func (r *Room) applyEvent(rules *Rules, rec *Record) error {
 	seq := rec.Seq
 	switch ev.Type {
 	case TypeRoomUpdate:
-		u, err := parseUpdate(ev.Payload)
+		u, err := parseUpdate(historical, ev.Payload, r.Visibility)
 		if err != nil {
 			return err
 		}
@@ -69,11 +72,11 @@ func (r *Room) applyEvent(rules *Rules, rec *Record) error {
 		}
 		r.Closed = &Closure{Status: st, Seq: seq, At: rec.AcceptedAt, By: ev.Actor}
 	case TypeTypeDefine:
-		d, err := ParseDeclaration(ev.Payload, "/event/payload")
+		d, err := parseDeclaration(historical, ev.Payload, "/event/payload")
 		if err != nil {
 			return err
 		}
-		mat, err := rules.materialize(context.Background(), d, "/event/payload", Limits{})
+		mat, err := rules.materialize(context.Background(), historical, d, "/event/payload", Limits{})
 		if err != nil {
 			return err
 		}
@@ -88,12 +91,12 @@ func (r *Room) applyEvent(rules *Rules, rec *Record) error {
 			r.Imports = append(r.Imports, imp)
 		}
 	case TypeRoomJoin:
-		if err := validateKernel("roomJoinPayload", ev.Payload, CodeInvalidEvent, "/event/payload"); err != nil {
+		if err := validateKernelAs(historical, "roomJoinPayload", ev.Payload, CodeInvalidEvent, "/event/payload"); err != nil {
 			return err
 		}
 		r.join(ev.Actor, Role(str(payload, "role")), str(payload, "perspective"), seq)
 	case TypeJoinReview:
-		if err := validateKernel("roomJoinReviewPayload", ev.Payload, CodeInvalidEvent, "/event/payload"); err != nil {
+		if err := validateKernelAs(historical, "roomJoinReviewPayload", ev.Payload, CodeInvalidEvent, "/event/payload"); err != nil {
 			return err
 		}
 		req, err := identity.EnvelopeFromValue(payload["request"], "/event/payload/request")
@@ -112,14 +115,14 @@ func (r *Room) applyEvent(rules *Rules, rec *Record) error {
 	case TypeRoomLeave:
 		r.depart(ev.Actor, DepartureLeft, seq)
 	case TypeRoleUpdate:
-		if err := validateKernel("roomMemberRoleUpdatePayload", ev.Payload, CodeInvalidEvent, "/event/payload"); err != nil {
+		if err := validateKernelAs(historical, "roomMemberRoleUpdatePayload", ev.Payload, CodeInvalidEvent, "/event/payload"); err != nil {
 			return err
 		}
 		if m, ok := r.Members[str(payload, "member")]; ok && m.Active {
 			m.Role = Role(str(payload, "role"))
 		}
 	case TypeMemberRemove:
-		if err := validateKernel("roomMemberRemovePayload", ev.Payload, CodeInvalidEvent, "/event/payload"); err != nil {
+		if err := validateKernelAs(historical, "roomMemberRemovePayload", ev.Payload, CodeInvalidEvent, "/event/payload"); err != nil {
 			return err
 		}
 		member := str(payload, "member")

@@ -208,7 +208,7 @@ func replayGenesis(rules *Rules, rec *Record, rep *ArchiveReport) *Room {
 	if err != nil {
 		// NewRoom also checks the link; a record whose hash was already
 		// reported still yields a room when its payload is usable.
-		spec, perr := rules.parseCreate(rec.Envelope.Event.Payload, Limits{}, "")
+		spec, perr := rules.parseCreate(historical, rec.Envelope.Event.Payload, Limits{}, "")
 		if perr != nil || rec.Envelope.Event.Type != TypeRoomCreate {
 			rep.add(rec.Seq, err)
 			return nil

@@ -38,7 +38,7 @@ func TestVerifyArchive(t *testing.T) {
 	doc := triagePack(t)
 	f := busyRoom(t)
 	f.rules.Packs = StaticPacks{url: doc}
-	f.must("creator", TypeTypeDefine, obj{"pack": url, "digest": mustDigest(t, DigestSHA256, doc)})
+	f.must("creator", TypeTypeDefine, obj{"pack": url, "digest": PackDigest(doc)})
 	f.must("alice", "triage.label", obj{"label": "bug"})
 	f.must("creator", TypeRoomClose, obj{})
 	docs := map[string][]byte{url: doc}

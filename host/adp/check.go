@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"mime"
-	"strconv"
 	"strings"
 
 	"apconnect/host/identity"
@@ -90,6 +89,10 @@ type CheckOptions struct {
 	// RoomURL is the canonical room URL; when set, room_head_mismatch data
 	// carries events_url.
 	RoomURL string
+
+	// dialect is current for a host and historical for a reader
+	// (VerifyRecord sets it).
+	dialect dialect
 }
 
 // Check applies every ADP acceptance rule that depends on room state and the
@@ -134,28 +137,28 @@ func (r *Room) Check(rules *Rules, env *identity.Envelope, opt CheckOptions) err
 	}
 	switch ev.Type {
 	case TypeRoomUpdate:
-		return r.checkUpdate(ev, rules, opt.Now)
+		return r.checkUpdate(ev, rules, opt)
 	case TypeRoomClose, TypeRoomCancel:
 		if err := r.requireManager(ev); err != nil {
 			return err
 		}
-		return validateKernel("reasonPayload", ev.Payload, CodeInvalidEvent, "/event/payload")
+		return validateKernelAs(opt.dialect, "reasonPayload", ev.Payload, CodeInvalidEvent, "/event/payload")
 	case TypeTypeDefine:
-		return r.checkTypeDefine(ev, rules)
+		return r.checkTypeDefine(ev, rules, opt.dialect)
 	case TypeRoomJoin:
-		return r.checkJoin(ev, rules)
+		return r.checkJoin(ev, rules, opt.dialect)
 	case TypeJoinReview:
 		return r.checkReview(ev, rules, opt)
 	case TypeRoomLeave:
-		return r.checkLeave(ev)
+		return r.checkLeave(ev, opt.dialect)
 	case TypeRoleUpdate:
-		return r.checkRoleUpdate(ev, rules)
+		return r.checkRoleUpdate(ev, rules, opt.dialect)
 	case TypeMemberRemove:
-		return r.checkRemove(ev)
+		return r.checkRemove(ev, opt.dialect)
 	case TypeMessageCreate:
 		return r.checkMessage(ev, opt)
 	}
-	return r.checkCustom(ev, def, rules)
+	return r.checkCustom(ev, def, rules, opt.dialect)
 }
 
 // checkFrame checks what every room write shares: the protocol, a valid
@@ -183,55 +186,22 @@ func (r *Room) checkFrame(ev *identity.Event) error {
 	return nil
 }
 
-// checkBase applies the freshness rule of the event's class (5.1).
+// checkBase applies the freshness rule of the event's class (5.1) with
+// CheckBase: anchors at the latest record and at the head are answered from
+// the room state, any other through opt.Records.
 func (r *Room) checkBase(class Class, ev *identity.Event, opt CheckOptions) error {
-	seq, hash := *ev.BaseSeq, *ev.BaseHash
-	if class.BaseMustBeHead() {
-		if seq == r.Head.Seq && hash == r.Head.Hash {
-			return nil
+	base := Link{Seq: *ev.BaseSeq, Hash: *ev.BaseHash}
+	anchor := func(seq int64) (string, bool) {
+		if seq == r.Last.Seq {
+			return r.Last.Hash, true
 		}
-		e := newError(CodeRoomHeadMismatch, "/event/base_seq", "base (%d) is not the current room head (%d)", seq, r.Head.Seq)
-		e.Data = map[string]any{
-			"base_seq":     seq,
-			"base_hash":    hash,
-			"current_seq":  r.Head.Seq,
-			"current_hash": r.Head.Hash,
-		}
-		if opt.RoomURL != "" {
-			e.Data["events_url"] = strings.TrimSuffix(opt.RoomURL, "/") + "/events?after_seq=" + strconv.FormatInt(seq, 10)
-		}
-		return e
-	}
-	mismatch := func(why string) error {
-		e := newError(CodeBaseRecordMismatch, "/event/base_hash", "base_seq %d / base_hash %s %s", seq, truncate(hash, 43), why)
-		e.Data = map[string]any{"base_seq": seq, "base_hash": hash}
-		return e
-	}
-	if seq < 1 || seq > r.Last.Seq {
-		return mismatch(fmt.Sprintf("does not name an accepted record (latest seq is %d)", r.Last.Seq))
-	}
-	var want string
-	switch {
-	case seq == r.Last.Seq:
-		want = r.Last.Hash
-	case seq == r.Head.Seq:
-		want = r.Head.Hash
-	default:
-		var ok bool
 		if opt.Records != nil {
-			want, ok = opt.Records.RecordHash(seq)
+			return opt.Records.RecordHash(seq)
 		}
-		if !ok {
-			if opt.TrustUnknownAnchors {
-				return nil
-			}
-			return mismatch("names a record that cannot be looked up")
-		}
+		return "", false
 	}
-	if want != hash {
-		return mismatch("does not match the hash of the accepted record at that seq")
-	}
-	return nil
+	err := CheckBase(class, r.Head, r.Last.Seq, base, anchor, opt.TrustUnknownAnchors)
+	return withEventsURL(err, opt.RoomURL, base.Seq)
 }
 
 // checkPayloadSize bounds JCS(payload) (20).
@@ -262,11 +232,12 @@ func (r *Room) requireManager(ev *identity.Event) error {
 }
 
 // checkUpdate applies 8.4.
-func (r *Room) checkUpdate(ev *identity.Event, rules *Rules, now int64) error {
+func (r *Room) checkUpdate(ev *identity.Event, rules *Rules, opt CheckOptions) error {
+	now := opt.Now
 	if err := r.requireManager(ev); err != nil {
 		return err
 	}
-	u, err := parseUpdate(ev.Payload)
+	u, err := parseUpdate(opt.dialect, ev.Payload, r.Visibility)
 	if err != nil {
 		return err
 	}
@@ -285,16 +256,16 @@ func (r *Room) checkUpdate(ev *identity.Event, rules *Rules, now int64) error {
 }
 
 // checkTypeDefine applies 12.4 to a type.define.
-func (r *Room) checkTypeDefine(ev *identity.Event, rules *Rules) error {
+func (r *Room) checkTypeDefine(ev *identity.Event, rules *Rules, dl dialect) error {
 	if err := r.requireManager(ev); err != nil {
 		return err
 	}
 	const at = "/event/payload"
-	d, err := ParseDeclaration(ev.Payload, at)
+	d, err := parseDeclaration(dl, ev.Payload, at)
 	if err != nil {
 		return err
 	}
-	mat, err := rules.materialize(context.Background(), d, at, rules.Limits)
+	mat, err := rules.materialize(context.Background(), dl, d, at, rules.Limits)
 	if err != nil {
 		return err
 	}
@@ -303,14 +274,14 @@ func (r *Room) checkTypeDefine(ev *identity.Event, rules *Rules) error {
 }
 
 // checkJoin applies 9.2.
-func (r *Room) checkJoin(ev *identity.Event, rules *Rules) error {
+func (r *Room) checkJoin(ev *identity.Event, rules *Rules, d dialect) error {
 	const at = "/event/payload"
-	if err := validateKernel("roomJoinPayload", ev.Payload, CodeInvalidEvent, at); err != nil {
+	if err := validateKernelAs(d, "roomJoinPayload", ev.Payload, CodeInvalidEvent, at); err != nil {
 		return err
 	}
 	role := Role(str(ev.Payload.(map[string]any), "role"))
 	if r.IsActiveMember(ev.Actor) {
-		return newError(CodeInvalidRequest, "/event/actor", "the actor is already an active member")
+		return newError(CodePermissionDenied, "/event/actor", "the actor is already an active member (the creator always is)")
 	}
 	if r.IsBanned(ev.Actor) {
 		return newError(CodeMemberBanned, "/event/actor", "the actor is banned from this room")
@@ -318,30 +289,30 @@ func (r *Room) checkJoin(ev *identity.Event, rules *Rules) error {
 	if err := r.checkRoleGrant(ev.Actor, role, rules.Limits, true, at+"/role"); err != nil {
 		return err
 	}
-	if !r.CanJoinDirectly(ev.Actor, role) {
+	if !r.canJoinDirectly(d, ev.Actor, role) {
 		return newError(CodeApprovalRequired, at+"/role", "the actor is neither invited as %s nor may take it as an open role; submit a join request", role)
 	}
 	return nil
 }
 
 // checkLeave applies 9.3.
-func (r *Room) checkLeave(ev *identity.Event) error {
+func (r *Room) checkLeave(ev *identity.Event, d dialect) error {
 	if !r.IsActiveMember(ev.Actor) {
 		return newError(CodePermissionDenied, "/event/actor", "only an active member can leave")
 	}
 	if r.IsCreator(ev.Actor) {
 		return newError(CodePermissionDenied, "/event/actor", "the creator cannot leave; it closes or cancels the room instead")
 	}
-	return validateKernel("reasonPayload", ev.Payload, CodeInvalidEvent, "/event/payload")
+	return validateKernelAs(d, "reasonPayload", ev.Payload, CodeInvalidEvent, "/event/payload")
 }
 
 // checkRoleUpdate applies 9.4.
-func (r *Room) checkRoleUpdate(ev *identity.Event, rules *Rules) error {
+func (r *Room) checkRoleUpdate(ev *identity.Event, rules *Rules, d dialect) error {
 	if err := r.requireManager(ev); err != nil {
 		return err
 	}
 	const at = "/event/payload"
-	if err := validateKernel("roomMemberRoleUpdatePayload", ev.Payload, CodeInvalidEvent, at); err != nil {
+	if err := validateKernelAs(d, "roomMemberRoleUpdatePayload", ev.Payload, CodeInvalidEvent, at); err != nil {
 		return err
 	}
 	p := ev.Payload.(map[string]any)
@@ -356,12 +327,12 @@ func (r *Room) checkRoleUpdate(ev *identity.Event, rules *Rules) error {
 }
 
 // checkRemove applies 9.5.
-func (r *Room) checkRemove(ev *identity.Event) error {
+func (r *Room) checkRemove(ev *identity.Event, d dialect) error {
 	if err := r.requireManager(ev); err != nil {
 		return err
 	}
 	const at = "/event/payload"
-	if err := validateKernel("roomMemberRemovePayload", ev.Payload, CodeInvalidEvent, at); err != nil {
+	if err := validateKernelAs(d, "roomMemberRemovePayload", ev.Payload, CodeInvalidEvent, at); err != nil {
 		return err
 	}
 	p := ev.Payload.(map[string]any)
@@ -389,17 +360,16 @@ func (r *Room) checkMessage(ev *identity.Event, opt CheckOptions) error {
 		return newError(CodePermissionDenied, "/event/actor", "observers cannot send message.create")
 	}
 	const at = "/event/payload"
-	if err := validateKernel("messageCreatePayload", ev.Payload, CodeInvalidEvent, at); err != nil {
+	if err := validateKernelAs(opt.dialect, "messageCreatePayload", ev.Payload, CodeInvalidEvent, at); err != nil {
 		return err
 	}
 	p := ev.Payload.(map[string]any)
-	ct := str(p, "content_type")
-	if strings.TrimSpace(ct) == "" {
-		return newError(CodeInvalidEvent, at+"/content_type", "content_type must not be empty")
+	if isBlankAs(opt.dialect, str(p, "content_type")) {
+		return newError(CodeInvalidEvent, at+"/content_type", "content_type must not be blank")
 	}
-	if _, isObj := p["content"].(map[string]any); isObj && !IsJSONMediaType(ct) {
-		return newError(CodeInvalidEvent, at+"/content", "content may be an object only when content_type is a JSON media type")
-	}
+	// content may be a string or an object whatever content_type says: the
+	// reference SDK does not tie an object to a JSON media type, so neither
+	// does the hub (a stricter host would refuse what 0.12.6 clients send).
 	if opt.Events != nil {
 		for i, id := range stringList(p, "references") {
 			if !opt.Events.HasEvent(id) {
@@ -421,12 +391,23 @@ func IsJSONMediaType(contentType string) bool {
 }
 
 // checkCustom applies 12.6 steps 2–4 (status was checked with the type).
-func (r *Room) checkCustom(ev *identity.Event, def *TypeDef, rules *Rules) error {
+// Under the historical dialect a payload of a registered pack's type also
+// passes when the 0f87fee definition of that type accepts it.
+func (r *Room) checkCustom(ev *identity.Event, def *TypeDef, rules *Rules, d dialect) error {
 	if !r.IsActiveMember(ev.Actor) {
 		return newError(CodePermissionDenied, "/event/actor", "only active members can send %s", ev.Type)
 	}
 	if !r.MaySend(ev.Actor, ev.Type) {
 		return newError(CodePermissionDenied, "/event/actor", "the actor's role may not send %s", ev.Type)
 	}
-	return rules.schemas().ValidatePayload(def.Schema, ev.Payload)
+	err := rules.schemas().ValidatePayload(def.Schema, ev.Payload)
+	if err == nil || d != historical || def.Registered == "" {
+		return err
+	}
+	if old, ok := legacyRegisteredType(def.Registered, def.Type); ok {
+		if rules.schemas().ValidatePayload(old.Schema, ev.Payload) == nil {
+			return nil
+		}
+	}
+	return err
 }

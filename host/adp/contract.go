@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"apconnect/host/identity"
@@ -22,12 +21,12 @@ type createSpec struct {
 	imports                                 []*PackImport
 }
 
-// parseCreate applies the room.create rules of 8.1 and 8.3 to a payload:
-// the kernel schema, host binding (hostOrigin "" skips it), topic, times and
-// the room duration limits, policy, and the type declarations with their
-// conflicts, packs and schema profile. limits are the host limits (zero
-// limits when materializing an accepted record).
-func (r *Rules) parseCreate(payload any, limits Limits, hostOrigin string) (*createSpec, error) {
+// parseCreate applies the room.create rules of 8.1 and 8.3 to a payload
+// under dialect d: the kernel schema, host binding (hostOrigin "" skips it),
+// topic, times and the room duration limits, policy, and the type
+// declarations with their conflicts, packs and schema profile. limits are the
+// host limits (zero limits when materializing an accepted record).
+func (r *Rules) parseCreate(d dialect, payload any, limits Limits, hostOrigin string) (*createSpec, error) {
 	const at = "/event/payload"
 	m, ok := payload.(map[string]any)
 	if !ok {
@@ -43,7 +42,7 @@ func (r *Rules) parseCreate(payload any, limits Limits, hostOrigin string) (*cre
 	if hasTypes {
 		shallow["types"] = []any{}
 	}
-	if err := validateKernel("roomCreatePayload", shallow, CodeInvalidEvent, at); err != nil {
+	if err := validateKernelAs(d, "roomCreatePayload", shallow, CodeInvalidEvent, at); err != nil {
 		return nil, err
 	}
 	s := &createSpec{
@@ -60,17 +59,17 @@ func (r *Rules) parseCreate(payload any, limits Limits, hostOrigin string) (*cre
 	if len(s.tags) == 0 {
 		s.tags = nil
 	}
-	if hostOrigin != "" && !sameOrigin(s.host, hostOrigin) {
-		return nil, newError(CodeHostMismatch, at+"/host", "room.create names host %s, not this host (%s)", truncate(s.host, 100), hostOrigin)
+	if err := checkCreateHost(d, s.host, hostOrigin, at+"/host"); err != nil {
+		return nil, err
 	}
-	if strings.TrimSpace(s.topic) == "" {
-		return nil, newError(CodeInvalidEvent, at+"/topic", "topic must not be empty after trimming whitespace")
+	if isBlankAs(d, s.topic) {
+		return nil, newError(CodeInvalidEvent, at+"/topic", "topic must not be blank")
 	}
 	if err := checkTimes(s.start, s.end, limits, at); err != nil {
 		return nil, err
 	}
 	if pv, ok := m["policy"].(map[string]any); ok {
-		p, err := parsePolicy(pv, at+"/policy")
+		p, err := parsePolicy(pv, at+"/policy", s.visibility, d)
 		if err != nil {
 			return nil, err
 		}
@@ -82,11 +81,11 @@ func (r *Rules) parseCreate(payload any, limits Limits, hostOrigin string) (*cre
 	var mats []*materialized
 	for i, dv := range declsV {
 		ptr := fmt.Sprintf("%s/types/%d", at, i)
-		d, err := ParseDeclaration(dv, ptr)
+		decl, err := parseDeclaration(d, dv, ptr)
 		if err != nil {
 			return nil, err
 		}
-		mat, err := r.materialize(context.Background(), d, ptr, limits)
+		mat, err := r.materialize(context.Background(), d, decl, ptr, limits)
 		if err != nil {
 			return nil, err
 		}
@@ -120,12 +119,30 @@ func checkTimes(start, end int64, limits Limits, at string) error {
 	return nil
 }
 
-// sameOrigin compares two https origins after normalization (lowercase host,
-// default port dropped).
-func sameOrigin(a, b string) bool {
-	na, err1 := identity.NormalizeOrigin(a)
-	nb, err2 := identity.NormalizeOrigin(b)
-	return err1 == nil && err2 == nil && na == nb
+// checkCreateHost applies the host binding of room.create (8.3): host must
+// be a serialized HTTPS origin (invalid_event) and, when hostOrigin is set,
+// equal it exactly (host_mismatch). The historical dialect also accepts the
+// 0f87fee drafts' reading: any https origin that normalizes to hostOrigin.
+func checkCreateHost(d dialect, host, hostOrigin, at string) error {
+	if !identity.ValidOrigin(host) {
+		if d != historical {
+			return newError(CodeInvalidEvent, at, "room.create host must be a serialized HTTPS origin (lowercase, no default port, no path)")
+		}
+		if _, err := identity.NormalizeOrigin(host); err != nil {
+			return newError(CodeInvalidEvent, at, "room.create host must be an HTTPS origin")
+		}
+	}
+	if hostOrigin == "" || host == hostOrigin {
+		return nil
+	}
+	if d == historical {
+		na, err1 := identity.NormalizeOrigin(host)
+		nb, err2 := identity.NormalizeOrigin(hostOrigin)
+		if err1 == nil && err2 == nil && na == nb {
+			return nil
+		}
+	}
+	return newError(CodeHostMismatch, at, "room.create names host %s, not this host (%s)", truncate(host, 100), truncate(hostOrigin, 100))
 }
 
 // contractUpdate is a checked room.update payload: present fields only.
@@ -137,11 +154,11 @@ type contractUpdate struct {
 }
 
 // parseUpdate applies the payload rules of 8.4 that do not depend on room
-// state: the kernel schema (non-empty, updatable fields only), topic, and
-// the policy rules of 8.3.
-func parseUpdate(payload any) (*contractUpdate, error) {
+// state under dialect d: the kernel schema (non-empty, updatable fields
+// only), topic, and the policy rules of 8.3 for a room of visibility vis.
+func parseUpdate(d dialect, payload any, vis Visibility) (*contractUpdate, error) {
 	const at = "/event/payload"
-	if err := validateKernel("roomUpdatePayload", payload, CodeInvalidEvent, at); err != nil {
+	if err := validateKernelAs(d, "roomUpdatePayload", payload, CodeInvalidEvent, at); err != nil {
 		return nil, err
 	}
 	m := payload.(map[string]any)
@@ -153,15 +170,15 @@ func parseUpdate(payload any) (*contractUpdate, error) {
 		return nil
 	}
 	u.topic, u.agenda, u.guidance, u.language = strField("topic"), strField("agenda"), strField("guidance"), strField("language")
-	if u.topic != nil && strings.TrimSpace(*u.topic) == "" {
-		return nil, newError(CodeInvalidEvent, at+"/topic", "topic must not be empty after trimming whitespace")
+	if u.topic != nil && isBlankAs(d, *u.topic) {
+		return nil, newError(CodeInvalidEvent, at+"/topic", "topic must not be blank")
 	}
 	if _, ok := m["tags"]; ok {
 		tags := stringList(m, "tags")
 		u.tags = &tags
 	}
 	if pv, ok := m["policy"].(map[string]any); ok {
-		p, err := parsePolicy(pv, at+"/policy")
+		p, err := parsePolicy(pv, at+"/policy", vis, d)
 		if err != nil {
 			return nil, err
 		}

@@ -34,20 +34,42 @@ type Override struct {
 // ParseDeclaration reads one type declaration, validating it against the
 // kernel schema's typeDef (when it has a "type" member) or packImport. A
 // malformed declaration is invalid_event at pointer, with the schema
-// violations as data.
+// violations as data. A definition carrying the 0f87fee drafts' "version"
+// is malformed.
 func ParseDeclaration(v any, pointer string) (*Declaration, error) {
+	return parseDeclaration(current, v, pointer)
+}
+
+// parseDeclaration is ParseDeclaration under dialect d.
+func parseDeclaration(dl dialect, v any, pointer string) (*Declaration, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, newError(CodeInvalidEvent, pointer, "a type declaration must be a JSON object")
 	}
 	if _, inline := m["type"]; inline {
-		if err := validateKernel("typeDef", m, CodeInvalidEvent, pointer); err != nil {
+		if err := validateKernelAs(dl, "typeDef", m, CodeInvalidEvent, pointer); err != nil {
 			return nil, err
+		}
+		if dl == current && IsBlank(str(m, "title")) {
+			return nil, newError(CodeInvalidEvent, pointer+"/title", "title must not be blank")
 		}
 		def := typeDefFromValue(m)
 		return &Declaration{Def: &def}, nil
 	}
-	if err := validateKernel("packImport", m, CodeInvalidEvent, pointer); err != nil {
+	// A subset naming a type twice is a conflict (as the reference SDK
+	// reports it), not a shape error.
+	if types, ok := m["types"].([]any); ok {
+		seen := map[string]bool{}
+		for i, t := range types {
+			if s, ok := t.(string); ok && seen[s] {
+				return nil, newError(CodeTypeConflict, fmt.Sprintf("%s/types/%d", pointer, i), "the subset names %q twice", truncate(s, 80))
+			}
+			if s, ok := t.(string); ok {
+				seen[s] = true
+			}
+		}
+	}
+	if err := validateKernelAs(dl, "packImport", m, CodeInvalidEvent, pointer); err != nil {
 		return nil, err
 	}
 	d := &Declaration{Use: str(m, "use")}
@@ -107,13 +129,13 @@ type materialized struct {
 	imp     *PackImport
 }
 
-// materialize resolves a declaration into type definitions: inline
-// definitions pass the type schema profile; pack imports are resolved
-// (registered from the bundled copy, external through the rules' resolver
-// with digest check), their types checked for duplicates, subset and
-// overrides applied. limits bounds schema size (zero limits when applying
-// an accepted record).
-func (r *Rules) materialize(ctx context.Context, d *Declaration, pointer string, limits Limits) (*materialized, error) {
+// materialize resolves a declaration into type definitions under dialect
+// dl: inline definitions pass the type schema profile; pack imports are
+// resolved (registered from the bundled copy, external through the rules'
+// resolver with digest check, taking the pack whose id is the import URL),
+// their types checked for duplicates, subset and overrides applied. limits
+// bounds schema size (zero limits when applying an accepted record).
+func (r *Rules) materialize(ctx context.Context, dl dialect, d *Declaration, pointer string, limits Limits) (*materialized, error) {
 	if d.Def != nil {
 		if err := CheckTypeSchema(d.Def.Schema, limits, r.schemas()); err != nil {
 			return nil, withPointerPrefix(err, pointer+"/schema")
@@ -129,8 +151,11 @@ func (r *Rules) materialize(ctx context.Context, d *Declaration, pointer string,
 			return nil, newError(CodePackUnavailable, pointer+"/use", "%q is not a registered pack of this host", truncate(d.Use, 80))
 		}
 		pool = p.Types
+		for i := range pool {
+			pool[i].Registered = d.Use
+		}
 	case d.Pack != nil:
-		_, doc, err := r.ResolveExternalPack(ctx, *d.Pack)
+		_, doc, err := r.resolveExternalPack(ctx, dl, *d.Pack)
 		if err != nil {
 			e := *AsError(err)
 			if e.Pointer != "" {
@@ -139,10 +164,21 @@ func (r *Rules) materialize(ctx context.Context, d *Declaration, pointer string,
 			e.Pointer = pointer + "/pack"
 			return nil, &e
 		}
-		for _, p := range doc.Packs {
-			for _, t := range p.Types {
+		pack := doc.lookup(d.Pack.URL)
+		switch {
+		case pack != nil:
+			for _, t := range pack.Types {
 				pool = append(pool, t.clone())
 			}
+		case dl == historical:
+			// The 0f87fee drafts took every type of the document.
+			for _, p := range doc.Packs {
+				for _, t := range p.Types {
+					pool = append(pool, t.clone())
+				}
+			}
+		default:
+			return nil, newError(CodePackUnavailable, pointer+"/pack", "the pack document has no pack whose id is the import URL %s", truncate(d.Pack.URL, 200))
 		}
 		imp.Pack, imp.Digest = d.Pack.URL, d.Pack.Digest
 	default:
@@ -161,8 +197,8 @@ func (r *Rules) materialize(ctx context.Context, d *Declaration, pointer string,
 		}
 	}
 	for _, name := range sortedKeys(d.Overrides) {
-		if !seen[name] {
-			return nil, newError(CodeTypeConflict, pointer+"/overrides/"+escapePointer(name), "the pack does not define %q", truncate(name, 80))
+		if !seen[name] || (d.Types != nil && !slices.Contains(d.Types, name)) {
+			return nil, newError(CodeTypeConflict, pointer+"/overrides/"+escapePointer(name), "the override names %q, which this import does not bring", truncate(name, 80))
 		}
 	}
 	var defs []TypeDef

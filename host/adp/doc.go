@@ -3,11 +3,20 @@
 // verifies and materializes the records it syncs) both use it, so they cannot
 // disagree.
 //
+// The rules are those of the published reference SDK, agent-protocols
+// 0.12.6, wherever it differs from the 0f87fee drafts (design/PROTOCOL-0.12.md
+// lists every difference). A host enforces them as they are. A reader judges
+// each record by the union of the current rules and the drafts' (see
+// dialect), so histories written by older hosts still verify.
+//
 // # What it covers
 //
 //   - Server records and the hash chain (14, 14.1): Record, RecordHash,
 //     ParseRecord, CheckLink, VerifyChain, redaction.
-//   - Freshness classes and the room head (5.1): Class, ClassOf.
+//   - Freshness classes and the room head (5.1): Class, ClassOf, CheckBase.
+//     Only genesis, contract and control records move the head; messages
+//     and signals anchor on any accepted record (messages and control at or
+//     after the head).
 //   - The type system (12): built-in types, TypeDef, Registry, declarations
 //     with registered packs (bundled copy of 1.0.packs.json) and external
 //     packs (PackResolver, HTTPSPackFetcher, digest check), the type schema

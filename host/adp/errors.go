@@ -9,18 +9,16 @@ import (
 	"apconnect/host/identity"
 )
 
-// ADP error codes (section 19). Hosts send them in the Agent Identity error
-// body; the connector preserves them.
+// ADP error codes: the 18 of the reference SDK 0.12.6. Hosts send them in
+// the Agent Identity error body; the connector preserves them.
 const (
 	CodeRoomNotFound           = "room_not_found"
 	CodeRoomNotActive          = "room_not_active"
-	CodeRoomEnded              = "room_ended"
 	CodeHostMismatch           = "host_mismatch"
 	CodeApprovalRequired       = "approval_required"
 	CodeJoinRequestNotFound    = "join_request_not_found"
 	CodeJoinRequestNotPending  = "join_request_not_pending"
 	CodeMemberBanned           = "member_banned"
-	CodeRoleNotAllowed         = "role_not_allowed"
 	CodeMaxSpeakersExceeded    = "max_speakers_exceeded"
 	CodeMembershipRequired     = "membership_required"
 	CodeRoomHeadMismatch       = "room_head_mismatch"
@@ -32,6 +30,15 @@ const (
 	CodeInvalidTypeSchema      = "invalid_type_schema"
 	CodePayloadSchemaViolation = "payload_schema_violation"
 	CodePackUnavailable        = "pack_unavailable"
+)
+
+// Retired codes of the 0f87fee drafts (section 19 there). The current rules
+// never produce them: an ended room is room_not_active, and no policy forbids
+// a role any more. Only the hub's code table still names them, until it
+// stops; nothing else may use them.
+const (
+	CodeRoomEnded      = "room_ended"
+	CodeRoleNotAllowed = "role_not_allowed"
 )
 
 // The Agent Identity 8.1 codes every Agent Protocols service shares, repeated

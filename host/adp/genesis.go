@@ -13,6 +13,11 @@ import (
 // top-level shape (no room_id, base or mentions) is the identity package's.
 // The caller verifies hash, signature, window and nonce.
 func CheckCreate(rules *Rules, env *identity.Envelope) error {
+	return checkCreate(rules, env, current)
+}
+
+// checkCreate is CheckCreate under dialect d.
+func checkCreate(rules *Rules, env *identity.Envelope, d dialect) error {
 	rules = rules.orDefault()
 	ev := &env.Event
 	if ev.Protocol != identity.ProtocolDiscourse {
@@ -27,7 +32,7 @@ func CheckCreate(rules *Rules, env *identity.Envelope) error {
 	if err := checkPayloadSize(rules.Limits, ev.Type, nil, ev.Payload); err != nil {
 		return err
 	}
-	_, err := rules.parseCreate(ev.Payload, rules.Limits, rules.HostOrigin)
+	_, err := rules.parseCreate(d, ev.Payload, rules.Limits, rules.HostOrigin)
 	return err
 }
 
@@ -37,6 +42,7 @@ func CheckCreate(rules *Rules, env *identity.Envelope) error {
 // It validates the record (shape and hash) and the payload's protocol rules,
 // but not host policy (host origin, duration limits) — CheckCreate does that
 // before a host accepts, and a verifier runs it at the record's accepted_at.
+// Like Apply, it reads the payload under the historical dialect.
 func NewRoom(rules *Rules, rec *Record) (*Room, error) {
 	rules = rules.orDefault()
 	if err := CheckLink(rec.RoomID, Link{}, rec); err != nil {
@@ -46,7 +52,7 @@ func NewRoom(rules *Rules, rec *Record) (*Room, error) {
 		return nil, newError(CodeInvalidRecord, "/envelope", "the room.create record cannot be redacted")
 	}
 	ev := &rec.Envelope.Event
-	spec, err := rules.parseCreate(ev.Payload, Limits{}, "")
+	spec, err := rules.parseCreate(historical, ev.Payload, Limits{}, "")
 	if err != nil {
 		return nil, err
 	}

@@ -93,6 +93,12 @@ func createPayload(extra obj) obj {
 		}
 		p[k] = v
 	}
+	// Fixture rooms let speakers and observers join openly, unless a test
+	// says otherwise (the public default is observers only, and a private
+	// room has no open roles).
+	if _, ok := extra["policy"]; !ok && p["visibility"] != "private" {
+		p["policy"] = obj{"open_roles": arr{"speaker", "observer"}}
+	}
 	return p
 }
 

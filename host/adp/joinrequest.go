@@ -27,7 +27,7 @@ func (r *Room) CheckJoinRequest(rules *Rules, env *identity.Envelope, now int64)
 	}
 	switch r.StatusAt(now) {
 	case RoomEnded:
-		return newError(CodeRoomEnded, "", "the room has ended")
+		return newError(CodeRoomNotActive, "", "the room has ended")
 	case RoomCancelled:
 		return newError(CodeRoomNotActive, "", "the room was cancelled")
 	}
@@ -39,11 +39,7 @@ func (r *Room) CheckJoinRequest(rules *Rules, env *identity.Envelope, now int64)
 		return err
 	}
 	if r.IsActiveMember(ev.Actor) {
-		return newError(CodeInvalidRequest, "/event/actor", "the actor is already an active member")
-	}
-	role := Role(str(ev.Payload.(map[string]any), "role"))
-	if !r.Policy.RoleAllowed(role) {
-		return newError(CodeRoleNotAllowed, at+"/role", "role %s is not allowed by the room policy", role)
+		return newError(CodePermissionDenied, "/event/actor", "the actor is already an active member (the creator always is)")
 	}
 	return nil
 }
@@ -97,7 +93,7 @@ func (r *Room) checkReview(ev *identity.Event, rules *Rules, opt CheckOptions) e
 		return err
 	}
 	const at = "/event/payload"
-	if err := validateKernel("roomJoinReviewPayload", ev.Payload, CodeInvalidEvent, at); err != nil {
+	if err := validateKernelAs(opt.dialect, "roomJoinReviewPayload", ev.Payload, CodeInvalidEvent, at); err != nil {
 		return err
 	}
 	p := ev.Payload.(map[string]any)
@@ -127,7 +123,7 @@ func (r *Room) checkReview(ev *identity.Event, rules *Rules, opt CheckOptions) e
 	}
 	applicant := req.env.Event.Actor
 	if r.IsActiveMember(applicant) {
-		return newError(CodeInvalidRequest, at+"/request", "the applicant is already an active member")
+		return newError(CodePermissionDenied, at+"/request", "the applicant is already an active member")
 	}
 	return r.checkRoleGrant(applicant, Role(str(p, "role")), rules.Limits, true, at+"/role")
 }

@@ -44,7 +44,7 @@ func (r *Room) StatusAt(t int64) RoomStatus {
 func stateAllows(s RoomStatus, typ string) error {
 	switch s {
 	case RoomEnded:
-		return newError(CodeRoomEnded, "", "the room has ended and is read-only")
+		return newError(CodeRoomNotActive, "", "the room has ended and is read-only")
 	case RoomCancelled:
 		return newError(CodeRoomNotActive, "", "the room was cancelled and is read-only")
 	case RoomScheduled:

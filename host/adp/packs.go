@@ -49,17 +49,32 @@ type PackDocument struct {
 	Packs    []Pack `json:"packs"`    // at least one pack
 }
 
+// lookup returns the pack of the document with the given id, or nil.
+func (d *PackDocument) lookup(id string) *Pack {
+	for i := range d.Packs {
+		if d.Packs[i].ID == id {
+			return &d.Packs[i]
+		}
+	}
+	return nil
+}
+
 // ParsePackDocument strictly parses a pack document, validates it against
 // the kernel schema's packDocument and applies the type schema profile to
 // every schema in it. A malformed document is pack_unavailable; a schema
 // outside the profile is invalid_type_schema, its pointer locating the schema
 // in the document. cache may be nil (the default cache).
 func ParsePackDocument(data []byte, limits Limits, cache *SchemaCache) (*PackDocument, error) {
+	return parsePackDocument(current, data, limits, cache)
+}
+
+// parsePackDocument is ParsePackDocument under dialect d.
+func parsePackDocument(d dialect, data []byte, limits Limits, cache *SchemaCache) (*PackDocument, error) {
 	v, err := identity.ParseStrict(data)
 	if err != nil {
 		return nil, jsonError(err, "", CodePackUnavailable)
 	}
-	if err := validateKernel("packDocument", v, CodePackUnavailable, ""); err != nil {
+	if err := validateKernelAs(d, "packDocument", v, CodePackUnavailable, ""); err != nil {
 		return nil, err
 	}
 	m := v.(map[string]any)
@@ -82,8 +97,38 @@ func ParsePackDocument(data []byte, limits Limits, cache *SchemaCache) (*PackDoc
 	return doc, nil
 }
 
-//go:embed packs/1.0.packs.json
-var registeredPacksJSON []byte
+// The registered packs: packs/1.0.packs.json is the document of the
+// reference SDK 0.12.6; packs/0f87fee.packs.json is the 0f87fee drafts'
+// (types carried a version, content digests were "<alg>:<digest>", and
+// steer.create had a target), kept so a reader accepts payloads written
+// under it.
+var (
+	//go:embed packs/1.0.packs.json
+	registeredPacksJSON []byte
+	//go:embed packs/0f87fee.packs.json
+	legacyRegisteredPacksJSON []byte
+)
+
+var legacyRegistered struct {
+	once sync.Once
+	doc  *PackDocument
+	err  error
+}
+
+// legacyRegisteredType returns the 0f87fee definition of a registered
+// pack's type.
+func legacyRegisteredType(packID, typ string) (*TypeDef, bool) {
+	legacyRegistered.once.Do(func() {
+		legacyRegistered.doc, legacyRegistered.err = parsePackDocument(historical, legacyRegisteredPacksJSON, Limits{}, nil)
+	})
+	if legacyRegistered.err != nil {
+		return nil, false
+	}
+	if p := legacyRegistered.doc.lookup(packID); p != nil {
+		return p.Lookup(typ)
+	}
+	return nil, false
+}
 
 var registered struct {
 	once sync.Once
@@ -140,7 +185,7 @@ func RegisteredPack(id string) (*Pack, bool) {
 // document's raw bytes (12.5).
 type PackRef struct {
 	URL    string `json:"pack"`   // https URL of the pack document
-	Digest string `json:"digest"` // "<sha256|sha3-256>:<base64url digest>" of its raw bytes
+	Digest string `json:"digest"` // PackDigest of its raw bytes
 }
 
 // PackResolver obtains external pack documents. It returns the document's
@@ -163,41 +208,48 @@ func (s StaticPacks) ResolvePack(_ context.Context, ref PackRef) ([]byte, error)
 	return b, nil
 }
 
-// Digest algorithms of 12.5.
-const (
-	DigestSHA256  = "sha256"
-	DigestSHA3256 = "sha3-256"
-)
-
-// PackDigest returns "<alg>:<base64url digest>" of data for alg sha256 or
-// sha3-256.
-func PackDigest(alg string, data []byte) (string, error) {
-	switch alg {
-	case DigestSHA256:
-		s := sha256.Sum256(data)
-		return alg + ":" + identity.EncodeBase64URL(s[:]), nil
-	case DigestSHA3256:
-		s := sha3.Sum256(data)
-		return alg + ":" + identity.EncodeBase64URL(s[:]), nil
-	}
-	return "", newError(CodePackUnavailable, "", "unsupported digest algorithm %q (sha256 or sha3-256)", truncate(alg, 40))
+// PackDigest returns the digest of an external pack document (12.5): the
+// SHA3-256 of its raw bytes in canonical base64url, 43 characters, like an
+// event hash.
+func PackDigest(data []byte) string {
+	s := sha3.Sum256(data)
+	return identity.EncodeBase64URL(s[:])
 }
 
-// VerifyPackDigest checks data against a "<alg>:<base64url digest>" digest.
-// A malformed digest, an unknown algorithm or a mismatch is pack_unavailable.
+// VerifyPackDigest checks a pack document's raw bytes against a digest in
+// the current form (PackDigest). A malformed digest — including the
+// "<algorithm>:" forms of the 0f87fee drafts — or a mismatch is
+// pack_unavailable.
 func VerifyPackDigest(data []byte, digest string) error {
-	alg, enc, ok := strings.Cut(digest, ":")
-	if !ok {
-		return newError(CodePackUnavailable, "", "digest must be <algorithm>:<base64url-digest>")
+	if _, err := identity.DecodeBase64URLLen(digest, 32); err != nil {
+		return newError(CodePackUnavailable, "", "a pack digest is the 43-character base64url SHA3-256 of the document")
+	}
+	if PackDigest(data) != digest {
+		return newError(CodePackUnavailable, "", "pack document does not match its digest %s", truncate(digest, 80))
+	}
+	return nil
+}
+
+// verifyPackDigestAs is VerifyPackDigest under dialect d: the historical
+// dialect also reads the 0f87fee drafts' "sha256:" and "sha3-256:" digests.
+func verifyPackDigestAs(d dialect, data []byte, digest string) error {
+	alg, enc, prefixed := strings.Cut(digest, ":")
+	if d != historical || !prefixed {
+		return VerifyPackDigest(data, digest)
 	}
 	if _, err := identity.DecodeBase64URLLen(enc, 32); err != nil {
 		return newError(CodePackUnavailable, "", "digest value must be 32 bytes in canonical base64url")
 	}
-	want, err := PackDigest(alg, data)
-	if err != nil {
-		return err
+	var sum [32]byte
+	switch alg {
+	case "sha256":
+		sum = sha256.Sum256(data)
+	case "sha3-256":
+		sum = sha3.Sum256(data)
+	default:
+		return newError(CodePackUnavailable, "", "unsupported digest algorithm %q", truncate(alg, 40))
 	}
-	if want != digest {
+	if identity.EncodeBase64URL(sum[:]) != enc {
 		return newError(CodePackUnavailable, "", "pack document does not match its digest %s", truncate(digest, 80))
 	}
 	return nil

@@ -2,6 +2,8 @@ package adp
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/sha3"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -9,7 +11,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"apconnect/host/identity"
 )
+
+// triageURL is where the triage pack is published: an external pack's id is
+// its import URL.
+const triageURL = "https://packs.example/triage-1.0.json"
 
 // triagePack is an external pack document with one pack of two types.
 func triagePack(t testing.TB) []byte {
@@ -17,7 +25,7 @@ func triagePack(t testing.TB) []byte {
 	doc := obj{
 		"protocol": "agent-discourse/1.0",
 		"packs": arr{obj{
-			"id": "example:triage/1.0", "title": "Triage",
+			"id": triageURL, "title": "Triage",
 			"types": arr{
 				obj{"type": "triage.label", "kind": "signal", "title": "Label", "schema": obj{
 					"type": "object", "required": arr{"label"},
@@ -35,23 +43,25 @@ func triagePack(t testing.TB) []byte {
 	return b
 }
 
-func mustDigest(t testing.TB, alg string, data []byte) string {
-	t.Helper()
-	d, err := PackDigest(alg, data)
-	if err != nil {
-		t.Fatal(err)
+// legacyDigest is a pack digest in the 0f87fee form "<alg>:<base64url>".
+func legacyDigest(alg string, data []byte) string {
+	var sum [32]byte
+	if alg == "sha256" {
+		sum = sha256.Sum256(data)
+	} else {
+		sum = sha3.Sum256(data)
 	}
-	return d
+	return alg + ":" + identity.EncodeBase64URL(sum[:])
 }
 
 func TestExternalPackImport(t *testing.T) {
-	const url = "https://packs.example/triage-1.0.json"
+	const url = triageURL
 	doc := triagePack(t)
-	for _, alg := range []string{DigestSHA256, DigestSHA3256} {
-		t.Run(alg, func(t *testing.T) {
+	for _, tc := range []struct{ name, digest string }{{"sha3-256", PackDigest(doc)}} {
+		t.Run(tc.name, func(t *testing.T) {
 			f := activeRoom(t, nil)
 			f.rules.Packs = StaticPacks{url: doc}
-			f.must("creator", TypeTypeDefine, obj{"pack": url, "digest": mustDigest(t, alg, doc),
+			f.must("creator", TypeTypeDefine, obj{"pack": url, "digest": tc.digest,
 				"types": arr{"triage.label"}, "overrides": obj{"triage.label": obj{"roles": arr{"speaker"}, "rate_hint": 5}}})
 			def, ok := f.room.Types.Lookup("triage.label")
 			if !ok || def.RateHint != 5 || len(def.Roles) != 1 {
@@ -76,36 +86,53 @@ func TestExternalPackImport(t *testing.T) {
 	runRuleCases(t, []ruleCase{
 		{"digest mismatch", nil, bad(func(f *fixture) obj {
 			f.rules.Packs = StaticPacks{url: doc}
-			return obj{"pack": url, "digest": mustDigest(t, DigestSHA256, append([]byte(" "), doc...))}
+			return obj{"pack": url, "digest": PackDigest(append([]byte(" "), doc...))}
 		}), CodePackUnavailable},
 		{"unavailable document", nil, bad(func(f *fixture) obj {
 			f.rules.Packs = StaticPacks{}
-			return obj{"pack": url, "digest": mustDigest(t, DigestSHA256, doc)}
+			return obj{"pack": url, "digest": PackDigest(doc)}
 		}), CodePackUnavailable},
 		{"document too large", nil, bad(func(f *fixture) obj {
 			f.rules.Packs = StaticPacks{url: doc}
 			f.rules.Limits.MaxPackSize = 100
-			return obj{"pack": url, "digest": mustDigest(t, DigestSHA256, doc)}
+			return obj{"pack": url, "digest": PackDigest(doc)}
 		}), CodePackUnavailable},
 		{"malformed document", nil, bad(func(f *fixture) obj {
 			junk := []byte(`{"protocol":"agent-discourse/1.0","packs":[]}`)
 			f.rules.Packs = StaticPacks{url: junk}
-			return obj{"pack": url, "digest": mustDigest(t, DigestSHA256, junk)}
+			return obj{"pack": url, "digest": PackDigest(junk)}
 		}), CodePackUnavailable},
 		{"document schema outside the profile", nil, bad(func(f *fixture) obj {
 			evil := []byte(strings.Replace(string(doc), `"type":"object"}`, `"$ref":"https://evil.example/s.json"}`, 1))
 			f.rules.Packs = StaticPacks{url: evil}
-			return obj{"pack": url, "digest": mustDigest(t, DigestSHA256, evil)}
+			return obj{"pack": url, "digest": PackDigest(evil)}
 		}), CodeInvalidTypeSchema},
 		{"document defining a type twice", nil, bad(func(f *fixture) obj {
 			dup := []byte(strings.Replace(string(doc), `"triage.assign"`, `"triage.label"`, 1))
 			f.rules.Packs = StaticPacks{url: dup}
-			return obj{"pack": url, "digest": mustDigest(t, DigestSHA256, dup)}
+			return obj{"pack": url, "digest": PackDigest(dup)}
 		}), CodeTypeConflict},
 		{"unknown digest algorithm", nil, bad(func(f *fixture) obj {
 			f.rules.Packs = StaticPacks{url: doc}
 			return obj{"pack": url, "digest": "md5:" + strings.Repeat("A", 43)}
 		}), CodeInvalidEvent},
+		{"a 0f87fee digest form", nil, bad(func(f *fixture) obj {
+			f.rules.Packs = StaticPacks{url: doc}
+			return obj{"pack": url, "digest": legacyDigest("sha256", doc)}
+		}), CodeInvalidEvent},
+		{"not https", nil, bad(func(f *fixture) obj {
+			f.rules.Packs = StaticPacks{"http://packs.example/triage-1.0.json": doc}
+			return obj{"pack": "http://packs.example/triage-1.0.json", "digest": PackDigest(doc)}
+		}), CodeInvalidEvent},
+		{"no pack with the import URL as its id", nil, bad(func(f *fixture) obj {
+			other := "https://packs.example/other.json"
+			f.rules.Packs = StaticPacks{other: doc}
+			return obj{"pack": other, "digest": PackDigest(doc)}
+		}), CodePackUnavailable},
+		{"a duplicate in the subset", nil, bad(func(f *fixture) obj {
+			f.rules.Packs = StaticPacks{url: doc}
+			return obj{"pack": url, "digest": PackDigest(doc), "types": arr{"triage.label", "triage.label"}}
+		}), CodeTypeConflict},
 	})
 
 	t.Run("prefetch then check without I/O", func(t *testing.T) {
@@ -115,7 +142,7 @@ func TestExternalPackImport(t *testing.T) {
 			calls++
 			return doc, nil
 		})
-		env := f.event("creator", TypeTypeDefine, obj{"pack": url, "digest": mustDigest(t, DigestSHA3256, doc)})
+		env := f.event("creator", TypeTypeDefine, obj{"pack": url, "digest": PackDigest(doc)})
 		if err := f.rules.PrefetchPacks(t.Context(), env); err != nil {
 			t.Fatal(err)
 		}
@@ -189,11 +216,11 @@ func TestHTTPSPackFetcher(t *testing.T) {
 
 	t.Run("through rules with digest check", func(t *testing.T) {
 		rules := &Rules{Limits: DefaultLimits(), Packs: open}
-		raw, pd, err := rules.ResolveExternalPack(t.Context(), PackRef{URL: srv.URL + "/pack.json", Digest: mustDigest(t, DigestSHA256, doc)})
+		raw, pd, err := rules.ResolveExternalPack(t.Context(), PackRef{URL: srv.URL + "/pack.json", Digest: PackDigest(doc)})
 		if err != nil || string(raw) != string(doc) || len(pd.Packs[0].Types) != 2 {
 			t.Fatalf("%v", err)
 		}
-		_, _, err = rules.ResolveExternalPack(t.Context(), PackRef{URL: srv.URL + "/pack.json", Digest: mustDigest(t, DigestSHA3256, []byte("x"))})
+		_, _, err = rules.ResolveExternalPack(t.Context(), PackRef{URL: srv.URL + "/pack.json", Digest: PackDigest([]byte("x"))})
 		wantCode(t, err, CodePackUnavailable)
 	})
 }
@@ -212,15 +239,25 @@ func TestPublicAddr(t *testing.T) {
 }
 
 func TestPackDigest(t *testing.T) {
-	data := []byte("pack")
-	for _, alg := range []string{DigestSHA256, DigestSHA3256} {
-		d := mustDigest(t, alg, data)
-		wantCode(t, VerifyPackDigest(data, d), "")
-		wantCode(t, VerifyPackDigest([]byte("other"), d), CodePackUnavailable)
+	// The 4.11 cases of design/PROTOCOL-0.12.md.
+	data := []byte("pack document bytes")
+	d := PackDigest(data)
+	if len(d) != 43 {
+		t.Fatalf("digest %q", d)
 	}
+	wantCode(t, VerifyPackDigest(data, d), "")
+	wantCode(t, VerifyPackDigest([]byte("other"), d), CodePackUnavailable)
+	wantCode(t, VerifyPackDigest(data, "sha3-256:"+d), CodePackUnavailable)
+	wantCode(t, VerifyPackDigest(data, legacyDigest("sha256", data)), CodePackUnavailable)
 	wantCode(t, VerifyPackDigest(data, "sha256"), CodePackUnavailable)
-	wantCode(t, VerifyPackDigest(data, "sha256:AAAA"), CodePackUnavailable)
-	wantCode(t, VerifyPackDigest(data, "sha512:"+strings.Repeat("A", 43)), CodePackUnavailable)
+	wantCode(t, VerifyPackDigest(data, d+"A"), CodePackUnavailable)
+
+	// A reader still reads the 0f87fee forms.
+	for _, alg := range []string{"sha256", "sha3-256"} {
+		wantCode(t, verifyPackDigestAs(historical, data, legacyDigest(alg, data)), "")
+		wantCode(t, verifyPackDigestAs(historical, []byte("other"), legacyDigest(alg, data)), CodePackUnavailable)
+	}
+	wantCode(t, verifyPackDigestAs(historical, data, "md5:"+strings.Repeat("A", 43)), CodePackUnavailable)
 }
 
 func TestGuardDial(t *testing.T) {

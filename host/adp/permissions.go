@@ -50,15 +50,23 @@ func (r *Room) MaySend(agentID, typ string) bool {
 }
 
 // CanJoinDirectly reports whether agentID meets a direct-join condition for
-// role (9.2): the room is public and role is an effective open role, or the
-// policy invites the agent with exactly that role. It does not consider bans,
-// quotas or membership; Check does.
+// role (9.2): the policy invites the agent with exactly that role, or role is
+// an effective open role of the room (in any visibility). It does not
+// consider bans, quotas or membership; Check does.
 func (r *Room) CanJoinDirectly(agentID string, role Role) bool {
-	if r.Visibility == VisibilityPublic && slices.Contains(r.Policy.EffectiveOpenRoles(), role) {
+	return r.canJoinDirectly(current, agentID, role)
+}
+
+// canJoinDirectly is CanJoinDirectly under dialect d: the historical dialect
+// also admits the open roles of the 0f87fee drafts (Policy.legacyOpenRoles).
+func (r *Room) canJoinDirectly(d dialect, agentID string, role Role) bool {
+	if invited, ok := r.Policy.Invites[agentID]; ok && invited == role {
 		return true
 	}
-	invited, ok := r.Policy.Invites[agentID]
-	return ok && invited == role
+	if slices.Contains(r.Policy.EffectiveOpenRoles(r.Visibility), role) {
+		return true
+	}
+	return d == historical && slices.Contains(r.Policy.legacyOpenRoles(r.Visibility), role)
 }
 
 // CanReadRoom reports whether agentID ("" for an anonymous reader) may read
@@ -121,12 +129,10 @@ func (r *Room) MaxSpeakers(l Limits) int64 {
 	return n
 }
 
-// checkRoleGrant applies the policy and quota rules to granting role to
-// agentID (a join, an approval or a role update): the role must be allowed
-// by policy (role_not_allowed), a new speaking member must fit max_speakers
-// (max_speakers_exceeded), and, when countObservers, a new observer must fit
-// the host's observer quota (rate_limited). max_speakers is checked before
-// the role, the order of 9.2.
+// checkRoleGrant applies the quota rules to granting role to agentID (a
+// join, an approval or a role update): a new speaking member must fit
+// max_speakers (max_speakers_exceeded), and, when countObservers, a new
+// observer must fit the host's observer quota (rate_limited).
 func (r *Room) checkRoleGrant(agentID string, role Role, l Limits, countObservers bool, at string) error {
 	prev := Role("")
 	if m, ok := r.Members[agentID]; ok && m.Active {
@@ -136,9 +142,6 @@ func (r *Room) checkRoleGrant(agentID string, role Role, l Limits, countObserver
 		if limit := r.MaxSpeakers(l); limit > 0 && int64(r.SpeakerCount())+1 > limit {
 			return newError(CodeMaxSpeakersExceeded, at, "the room allows at most %d members with a speaking role", limit)
 		}
-	}
-	if !r.Policy.RoleAllowed(role) {
-		return newError(CodeRoleNotAllowed, at, "role %s is not allowed by the room policy", truncate(string(role), 40))
 	}
 	if countObservers && role == RoleObserver && prev != RoleObserver && l.MaxObservers > 0 && r.ObserverCount()+1 > l.MaxObservers {
 		return newError(CodeRateLimited, at, "the room allows at most %d observers", l.MaxObservers)

@@ -14,12 +14,14 @@ import (
 type Policy struct {
 	// Invites maps Agent IDs to the role each may take by direct join.
 	Invites map[string]Role
-	// OpenRoles are the roles anyone may take by direct join in a public
-	// room; nil means the default (EffectiveOpenRoles).
+	// OpenRoles are the roles anyone may take by direct join; nil means the
+	// default (EffectiveOpenRoles).
 	OpenRoles []Role
 	// MaxSpeakers is policy.max_speakers; nil when absent.
 	MaxSpeakers *int64
-	// ObserverAllowed is policy.observer_allowed; nil when absent (true).
+	// ObserverAllowed is the 0f87fee drafts' policy.observer_allowed, which
+	// the current rules refuse: only rooms written under the older drafts
+	// carry it. nil when absent.
 	ObserverAllowed *bool
 	// Extra is opaque policy data.
 	Extra map[string]any
@@ -30,25 +32,32 @@ func (p *Policy) IsZero() bool {
 	return p.Invites == nil && p.OpenRoles == nil && p.MaxSpeakers == nil && p.ObserverAllowed == nil && p.Extra == nil
 }
 
-// ObserversAllowed returns observer_allowed, true when absent.
-func (p *Policy) ObserversAllowed() bool { return p.ObserverAllowed == nil || *p.ObserverAllowed }
-
-// EffectiveOpenRoles returns open_roles, or its default: [speaker, observer],
-// or [speaker] when observer_allowed is false.
-func (p *Policy) EffectiveOpenRoles() []Role {
+// EffectiveOpenRoles returns the roles anyone may take by direct join in a
+// room of visibility v: open_roles when the policy has it, otherwise
+// [observer] for a public room and none for restricted and private rooms.
+func (p *Policy) EffectiveOpenRoles(v Visibility) []Role {
 	if p.OpenRoles != nil {
 		return p.OpenRoles
 	}
-	if !p.ObserversAllowed() {
+	if v == VisibilityPublic {
+		return []Role{RoleObserver}
+	}
+	return nil
+}
+
+// legacyOpenRoles returns the open roles of the 0f87fee drafts: only in
+// public rooms; open_roles, or [speaker, observer] ([speaker] when
+// observer_allowed is false).
+func (p *Policy) legacyOpenRoles(v Visibility) []Role {
+	switch {
+	case v != VisibilityPublic:
+		return nil
+	case p.OpenRoles != nil:
+		return p.OpenRoles
+	case p.ObserverAllowed != nil && !*p.ObserverAllowed:
 		return []Role{RoleSpeaker}
 	}
 	return []Role{RoleSpeaker, RoleObserver}
-}
-
-// RoleAllowed reports whether the policy allows a member to hold role: any
-// valid role, except observer when observer_allowed is false.
-func (p *Policy) RoleAllowed(r Role) bool {
-	return r.Valid() && (r != RoleObserver || p.ObserversAllowed())
 }
 
 // Value returns the policy in its wire shape.
@@ -96,7 +105,7 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 	if !ok {
 		return newError(CodeInvalidEvent, "", "policy must be a JSON object")
 	}
-	pol, err := parsePolicy(m, "")
+	pol, err := parsePolicy(m, "", "", historical)
 	if err != nil {
 		return err
 	}
@@ -104,14 +113,36 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// parsePolicy reads a policy object and applies the 8.3 rules. Shape errors
-// (against the kernel's roomPolicy) and rule violations are invalid_event at
-// pointer.
-func parsePolicy(m map[string]any, pointer string) (Policy, error) {
+// ValidatePolicy applies the policy rules (8.3) of the current rules to a
+// strictly parsed policy value for a room of visibility v: the kernel
+// schema's roomPolicy (closed: invites, open_roles, max_speakers, extra),
+// invitations naming canonical Agent IDs and roles, open roles unique and
+// never moderator, max_speakers at least 1, and no open roles in a private
+// room. A violation is invalid_event at the offending member.
+func ValidatePolicy(policy any, v Visibility) error {
+	if err := validateKernel("roomPolicy", policy, CodeInvalidEvent, ""); err != nil {
+		return err
+	}
+	_, err := parsePolicy(policy.(map[string]any), "", v, current)
+	return err
+}
+
+// parsePolicy reads a policy object and applies the 8.3 rules for a room of
+// visibility vis ("" skips the visibility rule). Shape errors and rule
+// violations are invalid_event at pointer. The historical dialect also
+// accepts the 0f87fee drafts' observer_allowed, with their rule that it
+// excludes observers from open roles and invitations, and open roles in a
+// private room (which those drafts ignored).
+func parsePolicy(m map[string]any, pointer string, vis Visibility, d dialect) (Policy, error) {
 	var p Policy
 	for k := range m {
 		switch k {
-		case "invites", "open_roles", "max_speakers", "observer_allowed", "extra":
+		case "invites", "open_roles", "max_speakers", "extra":
+		case "observer_allowed":
+			if d == historical {
+				continue
+			}
+			return p, newError(CodeInvalidEvent, pointer+"/observer_allowed", "observer_allowed is not a policy member (open_roles decides who joins as an observer)")
 		default:
 			return p, newError(CodeInvalidEvent, pointer+"/"+escapePointer(k), "unknown policy member %q", truncate(k, 80))
 		}
@@ -162,13 +193,6 @@ func parsePolicy(m map[string]any, pointer string) (Policy, error) {
 		}
 		p.MaxSpeakers = &n
 	}
-	if v, ok := m["observer_allowed"]; ok {
-		b, ok := v.(bool)
-		if !ok {
-			return p, newError(CodeInvalidEvent, pointer+"/observer_allowed", "observer_allowed must be a boolean")
-		}
-		p.ObserverAllowed = &b
-	}
 	if v, ok := m["extra"]; ok {
 		x, ok := v.(map[string]any)
 		if !ok {
@@ -176,13 +200,23 @@ func parsePolicy(m map[string]any, pointer string) (Policy, error) {
 		}
 		p.Extra = cloneObject(x)
 	}
-	if !p.ObserversAllowed() {
-		if slices.Contains(p.OpenRoles, RoleObserver) {
-			return p, newError(CodeInvalidEvent, pointer+"/open_roles", "open_roles grants observer while observer_allowed is false")
+	if vis == VisibilityPrivate && len(p.OpenRoles) > 0 && d != historical {
+		return p, newError(CodeInvalidEvent, pointer+"/open_roles", "a private room has no open roles: members join by invitation or approval")
+	}
+	if v, ok := m["observer_allowed"]; ok {
+		b, ok := v.(bool)
+		if !ok {
+			return p, newError(CodeInvalidEvent, pointer+"/observer_allowed", "observer_allowed must be a boolean")
 		}
-		for _, id := range sortedKeys(p.Invites) {
-			if p.Invites[id] == RoleObserver {
-				return p, newError(CodeInvalidEvent, pointer+"/invites/"+escapePointer(id), "an invitation grants observer while observer_allowed is false")
+		p.ObserverAllowed = &b
+		if !b {
+			if slices.Contains(p.OpenRoles, RoleObserver) {
+				return p, newError(CodeInvalidEvent, pointer+"/open_roles", "open_roles grants observer while observer_allowed is false")
+			}
+			for _, id := range sortedKeys(p.Invites) {
+				if p.Invites[id] == RoleObserver {
+					return p, newError(CodeInvalidEvent, pointer+"/invites/"+escapePointer(id), "an invitation grants observer while observer_allowed is false")
+				}
 			}
 		}
 	}

@@ -82,7 +82,7 @@ func TestSharedRulesConcurrently(t *testing.T) {
 	const url = "https://packs.example/triage-1.0.json"
 	doc := triagePack(t)
 	rules.Packs = StaticPacks{url: doc}
-	digest := mustDigest(t, DigestSHA256, doc)
+	digest := PackDigest(doc)
 	// Parallel subtests share one Rules: pack cache, schema cache, kernel.
 	t.Run("group", func(t *testing.T) {
 		for i := range 8 {

@@ -108,8 +108,8 @@ type Room struct {
 	// a request is reviewed at most once.
 	ReviewedRequests map[string]int64 `json:"reviewed_requests,omitempty"`
 
-	// Head is the room head (5.1): the latest record that is not
-	// signal-class.
+	// Head is the room head (5.1): the latest genesis, contract or
+	// control record (messages and signals do not move it).
 	Head Link `json:"head"`
 	// Last is the latest record.
 	Last RecordHead `json:"last"`

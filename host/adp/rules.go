@@ -32,8 +32,9 @@ type Rules struct {
 }
 
 type resolvedPack struct {
-	raw []byte
-	doc *PackDocument
+	raw     []byte
+	doc     *PackDocument
+	current bool // the document passes the current rules, not only the historical ones
 }
 
 // maxCachedPacks bounds the verified external packs a Rules keeps.
@@ -65,31 +66,50 @@ func (r *Rules) schemas() *SchemaCache {
 // 18) and the parsed document. Failures are pack_unavailable, or
 // invalid_type_schema for a schema outside the profile.
 func (r *Rules) ResolveExternalPack(ctx context.Context, ref PackRef) ([]byte, *PackDocument, error) {
+	return r.resolveExternalPack(ctx, current, ref)
+}
+
+// resolveExternalPack is ResolveExternalPack under dialect d: the historical
+// dialect also reads pack documents the 0f87fee kernel schema accepts.
+func (r *Rules) resolveExternalPack(ctx context.Context, d dialect, ref PackRef) ([]byte, *PackDocument, error) {
 	r = r.orDefault()
 	r.mu.Lock()
-	if p, ok := r.packs[ref.Digest]; ok {
-		r.mu.Unlock()
-		return p.raw, p.doc, nil
-	}
+	p, ok := r.packs[ref.Digest]
 	r.mu.Unlock()
-	if r.Packs == nil {
-		return nil, nil, newError(CodePackUnavailable, "", "external packs are not supported here (no pack resolver)")
-	}
-	raw, err := r.Packs.ResolvePack(ctx, ref)
-	if err != nil {
-		e := AsError(err)
-		if e.Code != CodePackUnavailable {
-			e = &Error{Code: CodePackUnavailable, Message: e.Message, Err: err}
+	var raw []byte
+	if ok {
+		if p.current || d == historical {
+			return p.raw, p.doc, nil
 		}
-		return nil, nil, e
+		// Cached for a reader only: judge the same bytes by the current rules.
+		raw = p.raw
+	} else {
+		if r.Packs == nil {
+			return nil, nil, newError(CodePackUnavailable, "", "external packs are not supported here (no pack resolver)")
+		}
+		var err error
+		raw, err = r.Packs.ResolvePack(ctx, ref)
+		if err != nil {
+			e := AsError(err)
+			if e.Code != CodePackUnavailable {
+				e = &Error{Code: CodePackUnavailable, Message: e.Message, Err: err}
+			}
+			return nil, nil, e
+		}
+		if r.Limits.MaxPackSize > 0 && len(raw) > r.Limits.MaxPackSize {
+			return nil, nil, newError(CodePackUnavailable, "", "pack document is %d bytes; at most %d are allowed", len(raw), r.Limits.MaxPackSize)
+		}
+		// The kernel schema decides which digest forms an event may carry (a
+		// host admits only the current one); whatever passed it is checked here.
+		if err := verifyPackDigestAs(historical, raw, ref.Digest); err != nil {
+			return nil, nil, err
+		}
 	}
-	if r.Limits.MaxPackSize > 0 && len(raw) > r.Limits.MaxPackSize {
-		return nil, nil, newError(CodePackUnavailable, "", "pack document is %d bytes; at most %d are allowed", len(raw), r.Limits.MaxPackSize)
+	doc, err := parsePackDocument(current, raw, r.Limits, r.Schemas)
+	isCurrent := err == nil
+	if err != nil && d == historical {
+		doc, err = parsePackDocument(historical, raw, r.Limits, r.Schemas)
 	}
-	if err := VerifyPackDigest(raw, ref.Digest); err != nil {
-		return nil, nil, err
-	}
-	doc, err := ParsePackDocument(raw, r.Limits, r.Schemas)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -104,7 +124,7 @@ func (r *Rules) ResolveExternalPack(ctx context.Context, ref PackRef) ([]byte, *
 			break
 		}
 	}
-	r.packs[ref.Digest] = &resolvedPack{raw: raw, doc: doc}
+	r.packs[ref.Digest] = &resolvedPack{raw: raw, doc: doc, current: isCurrent}
 	return raw, doc, nil
 }
 

@@ -135,10 +135,41 @@ func (denyLoader) Load(url string) (any, error) {
 // profileRegexp is the regular expression engine of type schemas: a pattern
 // must pass CheckPattern and is then matched by RE2 with search semantics.
 func profileRegexp(s string) (jsonschema.Regexp, error) {
-	if err := CheckPattern(s); err != nil {
-		return nil, err
+	return compilePortable(s)
+}
+
+// kernelRegexp compiles the kernel schema's own patterns, which are written
+// for ECMA-262: its \uXXXX escapes (nonBlankString) become RE2's \x{XXXX}.
+// Type schemas never use this engine; their patterns pass CheckPattern.
+func kernelRegexp(s string) (jsonschema.Regexp, error) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		if s[i+1] == 'u' && i+6 <= len(s) && isHex4(s[i+2:i+6]) {
+			b.WriteString(`\x{` + s[i+2:i+6] + `}`)
+			i += 5
+			continue
+		}
+		b.WriteByte(c)
+		b.WriteByte(s[i+1])
+		i++
 	}
-	return regexp.Compile(s)
+	return regexp.Compile(b.String())
+}
+
+// isHex4 reports whether s is four hexadecimal digits.
+func isHex4(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return len(s) == 4
 }
 
 // compileTypeSchema compiles one type schema from memory.
@@ -249,141 +280,4 @@ func pointerOf(tokens []string) string {
 		b.WriteString(escapePointer(t))
 	}
 	return b.String()
-}
-
-// --- the kernel schema ---
-
-//go:embed kernel/1.0.schema.json
-var kernelSchemaJSON []byte
-
-// kernelSchemaID is the $id of the embedded kernel schema.
-const kernelSchemaID = "https://agent-protocols.dev/schemas/agent-discourse/1.0.schema.json"
-
-// kernelDefs are the kernel $defs this package validates against.
-var kernelDefs = []string{
-	"roomCreatePayload", "roomUpdatePayload", "roomJoinPayload", "roomJoinRequestPayload",
-	"roomJoinReviewPayload", "reasonPayload", "roomMemberRoleUpdatePayload", "roomMemberRemovePayload",
-	"messageCreatePayload", "typeDef", "packImport", "packDocument", "archiveManifest",
-}
-
-var kernel struct {
-	once sync.Once
-	defs map[string]*jsonschema.Schema
-	err  error
-
-	// mu guards compiler and extra: definitions compiled on demand by
-	// ValidateKernel (a jsonschema.Compiler is not safe for concurrent use).
-	mu       sync.Mutex
-	compiler *jsonschema.Compiler
-	extra    map[string]*jsonschema.Schema
-}
-
-// kernelSchemas compiles the embedded kernel schema's definitions once.
-func kernelSchemas() (map[string]*jsonschema.Schema, error) {
-	kernel.once.Do(func() {
-		doc, err := identity.ParseStrict(kernelSchemaJSON)
-		if err != nil {
-			kernel.err = fmt.Errorf("adp: embedded kernel schema: %w", err)
-			return
-		}
-		c := jsonschema.NewCompiler()
-		c.DefaultDraft(jsonschema.Draft2020)
-		c.UseLoader(denyLoader{})
-		if err := c.AddResource(kernelSchemaID, doc); err != nil {
-			kernel.err = fmt.Errorf("adp: embedded kernel schema: %w", err)
-			return
-		}
-		defs := map[string]*jsonschema.Schema{}
-		for _, name := range kernelDefs {
-			sch, err := c.Compile(kernelSchemaID + "#/$defs/" + name)
-			if err != nil {
-				kernel.err = fmt.Errorf("adp: embedded kernel schema $defs/%s: %w", name, err)
-				return
-			}
-			defs[name] = sch
-		}
-		kernel.defs = defs
-		kernel.compiler = c
-		kernel.extra = map[string]*jsonschema.Schema{}
-	})
-	return kernel.defs, kernel.err
-}
-
-// kernelDef returns the compiled kernel $defs entry name, compiling and
-// caching definitions outside kernelDefs on first use.
-func kernelDef(name string) (*jsonschema.Schema, error) {
-	defs, err := kernelSchemas()
-	if err != nil {
-		return nil, err
-	}
-	if sch, ok := defs[name]; ok {
-		return sch, nil
-	}
-	kernel.mu.Lock()
-	defer kernel.mu.Unlock()
-	if sch, ok := kernel.extra[name]; ok {
-		return sch, nil
-	}
-	if !isDefName(name) {
-		return nil, fmt.Errorf("adp: %q is not a kernel definition name", name)
-	}
-	sch, err := kernel.compiler.Compile(kernelSchemaID + "#/$defs/" + name)
-	if err != nil {
-		return nil, fmt.Errorf("adp: kernel schema has no usable $defs/%s: %w", name, err)
-	}
-	kernel.extra[name] = sch
-	return sch, nil
-}
-
-// isDefName reports whether s looks like a $defs member name (letters and
-// digits), so a caller cannot smuggle a JSON pointer into the compile URL.
-func isDefName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// ValidateKernel validates a strictly parsed JSON value (identity.ParseStrict)
-// against a $defs entry of the ADP 1.0 kernel schema: an input shape such as
-// "agentStatusInput", or a response shape such as "serverRecord",
-// "joinRequest", "agentStatus", "discoveryDocument" or "archiveManifest". A
-// mismatch is an invalid_request *Error with data {"errors": [{path,
-// keyword, message}]}; a name the schema does not define is a plain error.
-func ValidateKernel(def string, v any) error {
-	if _, err := kernelDef(def); err != nil {
-		return err
-	}
-	return validateKernel(def, v, CodeInvalidRequest, "")
-}
-
-// validateKernel validates v against a kernel $defs entry. A failure is an
-// *Error with the given code and pointer and data {"errors": [...]}, paths
-// relative to v.
-func validateKernel(def string, v any, code, pointer string) error {
-	sch, err := kernelDef(def)
-	if err != nil {
-		return err
-	}
-	if err := sch.Validate(v); err != nil {
-		list := validationFieldErrors(err)
-		msg := "value does not match the ADP 1.0 kernel schema"
-		if len(list) > 0 {
-			fe := list[0]
-			at := fe.Path
-			if at == "" {
-				at = "/"
-			}
-			msg = fmt.Sprintf("%s (at %s: %s)", msg, at, fe.Message)
-		}
-		e := newError(code, pointer, "%s", msg)
-		e.Data = fieldErrorData(list)
-		return e
-	}
-	return nil
 }

@@ -84,7 +84,7 @@ var builtinTypes = map[string]builtinType{
 	TypeRoomLeave:     {ClassSignal, KindSignal, true},
 	TypeRoleUpdate:    {ClassSignal, KindSignal, true},
 	TypeMemberRemove:  {ClassSignal, KindSignal, true},
-	TypeMessageCreate: {ClassHeadBound, KindMessage, false},
+	TypeMessageCreate: {ClassMessage, KindMessage, false},
 }
 
 // IsBuiltin reports whether typ is one of the twelve built-in types.
@@ -111,10 +111,11 @@ var typeNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9
 func ValidTypeName(s string) bool { return len(s) <= 256 && typeNamePattern.MatchString(s) }
 
 // ValidCustomTypeName reports whether s may name a custom type (12.3): a
-// valid type name that is not built-in and does not start with "room." or
-// "type.".
+// valid type name that is not built-in and does not start with "room.",
+// "type." or "message." (the kernel schema's customEventTypeName).
 func ValidCustomTypeName(s string) bool {
-	return ValidTypeName(s) && !IsBuiltin(s) && !strings.HasPrefix(s, "room.") && !strings.HasPrefix(s, "type.")
+	return ValidTypeName(s) && !IsBuiltin(s) && !strings.HasPrefix(s, "room.") &&
+		!strings.HasPrefix(s, "type.") && !strings.HasPrefix(s, "message.")
 }
 
 // KindDefaultRoles returns the default sender roles of a kind (12.1, 13).
@@ -142,11 +143,16 @@ type TypeDef struct {
 	Schema         map[string]any `json:"schema"`
 	Roles          []Role         `json:"roles,omitempty"`            // sender roles; nil: the kind default
 	Instructions   string         `json:"instructions,omitempty"`     // norms for agents (untrusted text)
-	Version        string         `json:"version,omitempty"`          // definition version
 	Status         TypeStatus     `json:"status,omitempty"`           // "" means active
 	RateHint       int64          `json:"rate_hint,omitempty"`        // suggested events per agent per minute
 	MaxPayloadHint int64          `json:"max_payload_hint,omitempty"` // suggested payload bytes
 	Extra          map[string]any `json:"extra,omitempty"`            // opaque extension data
+
+	// Registered is the registered pack the definition was imported from
+	// ("" for inline definitions and external packs). It is local
+	// bookkeeping, never part of the wire shape: a reader also accepts
+	// payloads valid under the 0f87fee definition of a registered type.
+	Registered string `json:"registered,omitempty"`
 }
 
 // EffectiveStatus returns the status, active when absent.
@@ -183,9 +189,6 @@ func (d *TypeDef) Value() map[string]any {
 	if d.Instructions != "" {
 		m["instructions"] = d.Instructions
 	}
-	if d.Version != "" {
-		m["version"] = d.Version
-	}
 	if d.Status != "" {
 		m["status"] = string(d.Status)
 	}
@@ -219,7 +222,6 @@ func typeDefFromValue(m map[string]any) TypeDef {
 		Title:        str(m, "title"),
 		Description:  str(m, "description"),
 		Instructions: str(m, "instructions"),
-		Version:      str(m, "version"),
 		Status:       TypeStatus(str(m, "status")),
 	}
 	d.Schema, _ = cloneJSON(m["schema"]).(map[string]any)

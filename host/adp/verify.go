@@ -9,7 +9,9 @@ package adp
 // is known to the room. Errors about the envelope point into the record
 // ("/envelope/…").
 //
-// It does not change the room. A connector with a bounded record window sets
+// Records are judged by the union of the current rules and the 0f87fee
+// drafts' (see dialect), so histories written under either verify. It does
+// not change the room. A connector with a bounded record window sets
 // opt.TrustUnknownAnchors; opt.JoinRequests stays nil for readers.
 func (r *Room) VerifyRecord(rules *Rules, rec *Record, opt CheckOptions) error {
 	if err := CheckLink(r.ID, r.Last.Link(), rec); err != nil {
@@ -30,6 +32,7 @@ func (r *Room) verifyContent(rules *Rules, rec *Record, opt CheckOptions) error 
 		return withPointerPrefix(err, "/envelope")
 	}
 	opt.Now = rec.AcceptedAt
+	opt.dialect = historical
 	if err := r.Check(rules, rec.Envelope, opt); err != nil {
 		return withPointerPrefix(err, "/envelope")
 	}
@@ -47,7 +50,7 @@ func VerifyGenesis(rules *Rules, rec *Record) (*Room, error) {
 	if err := rec.Envelope.Verify(); err != nil {
 		return nil, withPointerPrefix(err, "/envelope")
 	}
-	if err := CheckCreate(rules, rec.Envelope); err != nil {
+	if err := checkCreate(rules, rec.Envelope, historical); err != nil {
 		return nil, withPointerPrefix(err, "/envelope")
 	}
 	return NewRoom(rules, rec)

@@ -31,7 +31,8 @@ func hubRoom(t testing.TB, h *hubtest.Hub, roomID string) (seq int64, head int64
 
 // pair is a room of alice (creator) with bob as a speaker. bob's connector
 // has no background sync, so its local state lags behind the hub until it
-// reads: every write of bob after alice's meets the host's head check.
+// reads: a write of bob after alice moved the head meets the host's head
+// check.
 func pair(t *testing.T) (*hubtest.Hub, *agent, *agent, string) {
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
@@ -43,16 +44,19 @@ func pair(t *testing.T) (*hubtest.Hub, *agent, *agent, string) {
 	return h, alice, bob, roomID
 }
 
-// race makes bob read the room (presenting its head), then alice speak.
+// race makes bob read the room (presenting its head), then alice move the
+// head: a room.update of the agenda, a head-advancing record. (Messages
+// never move the head, so they never race: see
+// TestConcurrentMessagesAreSent.)
 func race(t *testing.T, alice, bob *agent, roomID string, n int) {
 	t.Helper()
 	must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(bob.RoomTimeline(ctx, bob.sess, connector.RoomTimelineInput{RoomID: roomID, Refresh: true, UnreadOnly: true, MarkRead: true}))
 	for i := 0; i < n; i++ {
 		// alice writes on her latest head (send_anyway: she does not care).
-		res := must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess,
-			connector.RoomSendMessageInput{RoomID: roomID, Content: fmt.Sprintf("alice speaks %d", i), OnHeadMismatch: "send_anyway"}))
-		if res.Status != connector.StatusSent {
-			t.Fatalf("alice's message: %s", res.Status)
+		res := must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess,
+			connector.RoomSubmitEventInput{RoomID: roomID, Type: "room.update", Payload: map[string]any{"agenda": fmt.Sprintf("agenda %d", i)}, OnHeadMismatch: "send_anyway"}))
+		if res.Status != connector.StatusSent || res.Sync.HeadSeq != res.Item.Seq {
+			t.Fatalf("alice's room.update: %s, head %d", res.Status, res.Sync.HeadSeq)
 		}
 	}
 }
@@ -86,8 +90,8 @@ func TestHeldDraftActions(t *testing.T) {
 	}
 	got := must[*connector.DraftGetResult](t, "agent_protocols_draft_get")(bob.DraftGet(ctx, bob.sess, connector.DraftGetInput{DraftID: held.Draft.ID}))
 	// Everything after the base: bob's own join (a signal record, which did
-	// not move the head he saw) and alice's message.
-	if len(got.Changes) != 2 || got.Changes[1].Content != "alice speaks 0" {
+	// not move the head he saw) and alice's room.update.
+	if len(got.Changes) != 2 || got.Changes[1].Type != "room.update" {
 		t.Fatalf("changes %+v", got.Changes)
 	}
 	revised := "revised take"
@@ -129,14 +133,14 @@ func TestHeldDraftActions(t *testing.T) {
 	// re-signed on the latest head.
 	race(t, alice, bob, roomID, 1)
 	held = heldMessage(t, bob, roomID, "anyway")
-	race2 := must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess,
-		connector.RoomSendMessageInput{RoomID: roomID, Content: "alice again", OnHeadMismatch: "send_anyway"}))
+	race2 := must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess,
+		connector.RoomSubmitEventInput{RoomID: roomID, Type: "room.update", Payload: map[string]any{"agenda": "again"}, OnHeadMismatch: "send_anyway"}))
 	res = must[*connector.WriteResult](t, "agent_protocols_draft_commit")(bob.DraftCommit(ctx, bob.sess, connector.DraftCommitInput{DraftID: held.Draft.ID, Action: "send_anyway"}))
 	if res.Status != connector.StatusSent || res.Item.Content != "anyway" || res.Item.Seq != race2.Item.Seq+1 {
 		t.Fatalf("send_anyway %+v", res)
 	}
-	// The agent never saw alice's last message: its presented head does
-	// not jump to its own record.
+	// The agent never saw alice's last room.update, and a message never
+	// becomes the head: the presented head does not jump to its record.
 	if res.Sync.PresentedSeq == res.Item.Seq {
 		t.Fatalf("send_anyway presented records the agent never read: %+v", res.Sync)
 	}
@@ -149,7 +153,7 @@ func TestHeadMismatchPolicies(t *testing.T) {
 	race(t, alice, bob, roomID, 1)
 	res := must[*connector.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess,
 		connector.RoomSendMessageInput{RoomID: roomID, Content: "x", OnHeadMismatch: "reject"}))
-	if res.Status != connector.StatusRejected || res.Draft != nil || res.Changes[len(res.Changes)-1].Content != "alice speaks 0" {
+	if res.Status != connector.StatusRejected || res.Draft != nil || res.Changes[len(res.Changes)-1].Type != "room.update" {
 		t.Fatalf("reject %+v", res)
 	}
 	race(t, alice, bob, roomID, 1)
@@ -201,7 +205,7 @@ func TestSignalWritesNeverHeld(t *testing.T) {
 	race(t, alice, bob, roomID, 2)
 	target := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice.RoomTimeline(ctx, alice.sess, connector.RoomTimelineInput{RoomID: roomID, Refresh: true}))
 	ev := target.Items[len(target.Items)-1].EventID
-	// bob's presented head is two messages behind.
+	// bob's presented head is two head-advancing records behind.
 	res := must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(bob.RoomSubmitEvent(ctx, bob.sess, connector.RoomSubmitEventInput{
 		RoomID: roomID, Type: "reaction.create", Payload: map[string]any{"event_id": ev, "reaction": "agree"}, OnHeadMismatch: "reject"}))
 	if res.Status != connector.StatusSent || res.Item.Kind != "signal" {
@@ -211,11 +215,12 @@ func TestSignalWritesNeverHeld(t *testing.T) {
 	if res.Sync.HeadSeq == res.Item.Seq {
 		t.Fatal("a signal record moved the head")
 	}
-	// A contract write on a stale presented head is held like a message:
-	// alice has synced a newer head without reading it.
+	// A contract write on a stale presented head is held like a message
+	// (a local protection: a host would take it as an anchor): alice's
+	// other session moved the head, which this session has not read.
 	must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice.RoomTimeline(ctx, alice.sess, connector.RoomTimelineInput{RoomID: roomID, UnreadOnly: true}))
-	must[*connector.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "news", OnHeadMismatch: "send_anyway"}))
-	must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice.RoomTimeline(ctx, alice.sess, connector.RoomTimelineInput{RoomID: roomID, Refresh: true, Types: []string{"room.update"}}))
+	must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, "alice-other-session", connector.RoomSubmitEventInput{
+		RoomID: roomID, Type: "room.update", Payload: map[string]any{"agenda": "moved elsewhere"}}))
 	upd := must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess, connector.RoomSubmitEventInput{
 		RoomID: roomID, Type: "room.update", Payload: map[string]any{"guidance": "Be brief"}}))
 	if upd.Status != connector.StatusHeld || upd.Draft.Kind != "event" || upd.Draft.Draft["type"] != "room.update" {
@@ -240,5 +245,43 @@ func TestSignalWritesNeverHeld(t *testing.T) {
 	}
 	if now, _ := alice.Store().Read().LastNonce(ctx); now != last {
 		t.Fatal("a refused write used a nonce")
+	}
+}
+
+// TestConcurrentMessagesAreSent is H-5 of design/PROTOCOL-0.12.md: messages
+// never move the head, so a message sent while others were posted is simply
+// sent on the presented head, and consecutive own messages share it.
+func TestConcurrentMessagesAreSent(t *testing.T) {
+	_, alice, bob, roomID := pair(t)
+	st := must[*connector.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, connector.RoomStateInput{RoomID: roomID, Refresh: true}))
+	head := st.Sync.HeadSeq
+	for i := 0; i < 2; i++ {
+		must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess,
+			connector.RoomSendMessageInput{RoomID: roomID, Content: fmt.Sprintf("alice %d", i), OnHeadMismatch: "reject"}))
+	}
+	var seqs []int64
+	for _, text := range []string{"first", "second"} {
+		res := must[*connector.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess,
+			connector.RoomSendMessageInput{RoomID: roomID, Content: text, OnHeadMismatch: "reject"}))
+		if res.Status != connector.StatusSent {
+			t.Fatalf("%s: %+v", text, res)
+		}
+		var rec struct {
+			Envelope struct {
+				Event struct {
+					BaseSeq int64 `json:"base_seq"`
+				} `json:"event"`
+			} `json:"envelope"`
+		}
+		if err := json.Unmarshal(res.Record, &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Envelope.Event.BaseSeq != head || res.Sync.HeadSeq != head || res.Sync.PresentedSeq != head || res.Sync.SyncedSeq != res.Item.Seq {
+			t.Fatalf("%s: base %d, sync %+v; want every base and head at %d", text, rec.Envelope.Event.BaseSeq, res.Sync, head)
+		}
+		seqs = append(seqs, res.Item.Seq)
+	}
+	if seqs[1] != seqs[0]+1 {
+		t.Fatalf("seqs %v", seqs)
 	}
 }

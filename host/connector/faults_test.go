@@ -158,7 +158,11 @@ func TestRestartRestoresState(t *testing.T) {
 		must[*connector.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess,
 			connector.RoomSendMessageInput{RoomID: roomID, Content: fmt.Sprintf("hi %d", i), Mentions: []string{alice.id}, OnHeadMismatch: "send_anyway"}))
 	}
-	// Session s1 reads two records, session s2 everything.
+	// A head-advancing record after the messages.
+	must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, "s0", connector.RoomSubmitEventInput{
+		RoomID: roomID, Type: "room.update", Payload: map[string]any{"agenda": "after the greetings"}}))
+	// Session s1 reads three records (its head is still genesis), session s2
+	// everything (through the room.update).
 	s1, s2 := connector.SessionID("s1"), connector.SessionID("s2")
 	r1 := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice.RoomTimeline(ctx, s1, connector.RoomTimelineInput{RoomID: roomID, Refresh: true, Limit: 3, MarkRead: true}))
 	r2 := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice.RoomTimeline(ctx, s2, connector.RoomTimelineInput{RoomID: roomID}))
@@ -284,8 +288,8 @@ func TestTwoProcessesOneHome(t *testing.T) {
 	}
 }
 
-// A room moving faster than the agent: send_anyway re-signs at most three
-// times, then holds.
+// A room whose head moves faster than the agent (a room.update before each
+// of its submissions): send_anyway re-signs at most three times, then holds.
 func TestSendAnywayCapInFastRoom(t *testing.T) {
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
@@ -298,8 +302,8 @@ func TestSendAnywayCapInFastRoom(t *testing.T) {
 	p.mu.Lock()
 	p.beforePost = func() {
 		n++
-		must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess,
-			connector.RoomSendMessageInput{RoomID: roomID, Content: fmt.Sprintf("faster %d", n), OnHeadMismatch: "send_anyway"}))
+		must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess,
+			connector.RoomSubmitEventInput{RoomID: roomID, Type: "room.update", Payload: map[string]any{"agenda": fmt.Sprintf("faster %d", n)}, OnHeadMismatch: "send_anyway"}))
 	}
 	p.mu.Unlock()
 	posts := p.posts.Load()

@@ -129,11 +129,16 @@ func code(err error) string {
 
 var ctx = context.Background()
 
-// createRoom creates a room as a, starting now, with extra input.
+// createRoom creates a room as a, starting now, with extra input. Unless
+// edit sets another policy, speakers and observers may join a public test
+// room directly (the public default is observers only).
 func createRoom(t testing.TB, a *agent, h *hubtest.Hub, visibility string, edit func(in *connector.RoomCreateInput)) string {
 	t.Helper()
 	now := time.Now().UnixMilli()
 	in := connector.RoomCreateInput{Host: h.Origin(), Topic: "Test room", Visibility: visibility, StartTime: now - 1000, EndTime: now + 3600_000}
+	if visibility == "public" {
+		in.Policy = map[string]any{"open_roles": []any{"speaker", "observer"}}
+	}
 	if edit != nil {
 		edit(&in)
 	}

@@ -23,9 +23,10 @@ import (
 //     checks that the agent is an active member with the approved role (an
 //     input role that differs is role_mismatch) and returns joined;
 //   - an agent already active in the room gets joined at once;
-//   - when a direct join is allowed (a public room whose open roles include
-//     the role, or an invitation for exactly that role, and no ban), it
-//     signs and submits room.join with the role and perspective;
+//   - when a direct join is allowed (the role is an effective open role of
+//     the room in any visibility, or an invitation names exactly that role,
+//     and no ban), it signs and submits room.join with the role and
+//     perspective;
 //   - otherwise it signs and submits room.join.request (role, perspective,
 //     reason, extra) and returns approval_required with the request.
 func (c *Connector) RoomJoin(ctx context.Context, sess SessionID, in RoomJoinInput) (*RoomJoinResult, error) {
@@ -266,7 +267,7 @@ func (c *Connector) directJoinFromResource(ctx context.Context, rr *roomRef, rol
 			return false, nil, nil
 		}
 	}
-	direct := res.Visibility == adp.VisibilityPublic && slices.Contains(pol.EffectiveOpenRoles(), role) || pol.Invites[c.self] == role
+	direct := pol.Invites[c.self] == role || slices.Contains(pol.EffectiveOpenRoles(res.Visibility), role)
 	if !direct {
 		return false, nil, nil
 	}

@@ -48,7 +48,9 @@ func TestInteractionLoopTwoAgents(t *testing.T) {
 	// 2. Read before deciding.
 	tl := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(bob.RoomTimeline(ctx, bob.sess, connector.RoomTimelineInput{RoomID: roomID, UnreadOnly: true, MarkRead: true}))
 	last := tl.Items[len(tl.Items)-1]
-	if last.EventID != *mention.EventID || tl.UnreadCount != 0 || tl.Sync.PresentedSeq != last.Seq {
+	// Messages do not move the head: reading them presents the head in force
+	// (genesis), which is what a reply is based on.
+	if last.EventID != *mention.EventID || tl.UnreadCount != 0 || tl.Sync.PresentedSeq != tl.Sync.HeadSeq || tl.Sync.HeadSeq != 1 {
 		t.Fatalf("timeline %+v", tl)
 	}
 	// 3. Check statuses; 4. announce work.
@@ -68,7 +70,7 @@ func TestInteractionLoopTwoAgents(t *testing.T) {
 	// 5. Write against what was seen (base defaults to the presented head).
 	reply := must[*connector.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess,
 		connector.RoomSendMessageInput{RoomID: roomID, Content: "Reviewed: looks right.", References: []string{*mention.EventID}}))
-	if reply.Status != connector.StatusSent || reply.Sync.HeadSeq != reply.Item.Seq || reply.Sync.PresentedSeq != reply.Item.Seq {
+	if reply.Status != connector.StatusSent || reply.Sync.HeadSeq != 1 || reply.Sync.PresentedSeq != 1 || reply.Sync.SyncedSeq != reply.Item.Seq {
 		t.Fatalf("reply %+v", reply)
 	}
 	if len(reply.Item.References) != 1 || reply.Item.References[0] != *mention.EventID {

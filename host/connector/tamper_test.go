@@ -1,6 +1,7 @@
 package connector_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -61,7 +62,8 @@ func TestTamperedHistoryDetected(t *testing.T) {
 		{"forked history", func(t *testing.T, target int64) func([]map[string]any) []map[string]any {
 			// Two accepted envelopes served in the other order, the chain
 			// rebuilt: every hash and signature checks, the history does
-			// not (each message was based on the head before it).
+			// not (each message was based on the record before it, which
+			// now names the record itself).
 			return func(recs []map[string]any) []map[string]any {
 				for i := range recs {
 					if seqOf(recs[i]) == target && i+1 < len(recs) {
@@ -76,7 +78,7 @@ func TestTamperedHistoryDetected(t *testing.T) {
 				}
 				return recs
 			}
-		}, adp.CodeRoomHeadMismatch},
+		}, adp.CodeBaseRecordMismatch},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,8 +89,11 @@ func TestTamperedHistoryDetected(t *testing.T) {
 			roomID := createRoom(t, alice, h, "public", nil)
 			say := func(n int) {
 				for i := 0; i < n; i++ {
+					// Each message anchored on the latest record.
+					st := must[*connector.RoomStateResult](t, "agent_protocols_room_state")(alice.RoomState(ctx, alice.sess, connector.RoomStateInput{RoomID: roomID}))
+					seq, hash := st.Sync.SyncedSeq, lastHash(t, alice, roomID, st.Sync.SyncedSeq)
 					must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess,
-						connector.RoomSendMessageInput{RoomID: roomID, Content: fmt.Sprintf("m%d", i), OnHeadMismatch: "send_anyway"}))
+						connector.RoomSendMessageInput{RoomID: roomID, Content: fmt.Sprintf("m%d", i), BaseSeq: &seq, BaseHash: &hash}))
 				}
 			}
 			say(3)
@@ -131,4 +136,21 @@ func TestTamperedHistoryDetected(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lastHash returns the record hash at seq from a's verified copy of a room.
+func lastHash(t *testing.T, a *agent, roomID string, seq int64) string {
+	t.Helper()
+	tl := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(a.RoomTimeline(ctx, a.sess,
+		connector.RoomTimelineInput{RoomID: roomID, AfterSeq: seq - 1, Limit: 1, IncludeRecords: true}))
+	if len(tl.Items) != 1 || tl.Items[0].Seq != seq {
+		t.Fatalf("no item at seq %d", seq)
+	}
+	var rec struct {
+		Hash string `json:"hash"`
+	}
+	if err := json.Unmarshal(tl.Items[0].Record, &rec); err != nil || rec.Hash == "" {
+		t.Fatalf("record at seq %d: %v", seq, err)
+	}
+	return rec.Hash
 }

@@ -126,8 +126,26 @@ func mergeReferences(payload map[string]any, refs []string) (map[string]any, err
 	return out, nil
 }
 
+// baseIsCurrent reports whether a base is current against the room head
+// (the reference SDK's rule): it is after the head, or it is the head. A
+// base behind the head, or at the head's seq with another hash, is stale: a
+// head-advancing record was accepted after what the agent saw.
+func baseIsCurrent(base, head adp.Link) bool {
+	return base.Seq > head.Seq || base == head
+}
+
+// holdable reports whether a write of a class is subject to
+// on_head_mismatch: messages and control writes, which the host checks
+// against the head, and the lifecycle writes (contract class), which a host
+// only anchors but the connector holds so a moderator does not overwrite a
+// contract change it has not seen (DECISIONS #3). Signal and membership
+// writes only anchor and are never held.
+func holdable(class adp.Class) bool {
+	return class.HeadChecked() || class == adp.ClassContract
+}
+
 // write runs the write path: base from the input or the presented head,
-// the on_head_mismatch policy for head-bound and contract writes, local
+// the on_head_mismatch policy for holdable writes whose base is stale, local
 // checks (ADP rules, plugin validators, backpressure) before anything is
 // signed, the signed envelope stored in the outbox with its nonce, the
 // submission, and the accepted record verified and applied.
@@ -161,7 +179,7 @@ func (c *Connector) write(ctx context.Context, req *writeRequest) (*WriteResult,
 	if err != nil {
 		return nil, localError(err)
 	}
-	heldEligible := class == adp.ClassHeadBound || class == adp.ClassContract
+	heldEligible := holdable(class)
 	// The base: explicit, else the presented head, else (nothing presented
 	// in this session) the current verified head after a sync.
 	base := req.base
@@ -190,7 +208,7 @@ func (c *Connector) write(ctx context.Context, req *writeRequest) (*WriteResult,
 	resigns, nonceRetries := 0, 0
 	for {
 		head := st.Room.Head
-		if heldEligible && *base != head {
+		if heldEligible && !baseIsCurrent(*base, head) {
 			switch {
 			case req.policy == PolicySendAnyway && resigns < MaxAutoResigns:
 				base = &head
@@ -226,7 +244,7 @@ func (c *Connector) write(ctx context.Context, req *writeRequest) (*WriteResult,
 		rec, err := c.submitRoomEvent(ctx, h, req.rr.roomID, obID, env)
 		c.submitMu.Unlock()
 		if err == nil {
-			return c.sent(ctx, req, rec, obID, head, pSeq, pOK)
+			return c.sent(ctx, req, rec, obID, pSeq, pOK)
 		}
 		var ce *Error
 		if errors.As(err, &ce) && ce.Code == CodeSubmissionPending {
@@ -244,7 +262,7 @@ func (c *Connector) write(ctx context.Context, req *writeRequest) (*WriteResult,
 			if st, row, err = c.writableState(ctx, req.rr); err != nil {
 				return nil, err
 			}
-			if st.Room.Head == *base {
+			if baseIsCurrent(*base, st.Room.Head) {
 				// The host claims the head moved but its history does not
 				// show it: retrying cannot help.
 				return nil, wrap(he)
@@ -452,9 +470,12 @@ func (c *Connector) acceptOwnRecord(ctx context.Context, h *hostState, key int64
 }
 
 // sent finishes an accepted write: the record is applied, the session's
-// presented head moves to it when it became the head directly on top of
-// the presented head, and the result carries the record and its item.
-func (c *Connector) sent(ctx context.Context, req *writeRequest, rec *adp.Record, obID int64, headBefore adp.Link, pSeq int64, pOK bool) (*WriteResult, error) {
+// presented head moves to it when it became the head and the head before it
+// is the one presented (nothing the agent has not seen advanced the head in
+// between; a message never becomes the head, a send_anyway rebase over
+// unseen records never presents), and the result carries the record and its
+// item.
+func (c *Connector) sent(ctx context.Context, req *writeRequest, rec *adp.Record, obID int64, pSeq int64, pOK bool) (*WriteResult, error) {
 	key := req.rr.row.Key
 	if err := c.acceptOwnRecord(ctx, req.rr.h, key, req.rr.roomID, rec, obID); err != nil {
 		return nil, err
@@ -463,9 +484,13 @@ func (c *Connector) sent(ctx context.Context, req *writeRequest, rec *adp.Record
 	if err != nil {
 		return nil, wrap(err)
 	}
-	if pOK && pSeq == headBefore.Seq && row.HeadSeq == rec.Seq {
-		if err := c.present(ctx, req.sess, key, rec.Seq, rec.Hash); err != nil {
-			return nil, err
+	if pOK && row.HeadSeq == rec.Seq && rec.Seq > 1 {
+		// The head in force after the record before this one.
+		prev, err := c.store.Read().EventAt(ctx, key, rec.Seq-1)
+		if err == nil && prev.HeadSeq == pSeq {
+			if err := c.present(ctx, req.sess, key, rec.Seq, rec.Hash); err != nil {
+				return nil, err
+			}
 		}
 	}
 	raw, err := json.Marshal(rec)

@@ -20,7 +20,7 @@ func TestNextNonce(t *testing.T) {
 }
 
 func TestApplyMaxSeenNonceMalformed(t *testing.T) {
-	for _, h := range []string{"", "abc", "-5", "0", "+7", "1.5", "9007199254740992"} {
+	for _, h := range []string{"", "abc", "-5", "0", "+7", " 7", "7 ", "1.5", "9007199254740991", "9007199254740992", "99999999999999999999"} {
 		if got, err := ApplyMaxSeenNonce(10, 1000, h); err == nil || got != 10 {
 			t.Errorf("header %q: got %d, %v", h, got, err)
 		}

@@ -62,6 +62,10 @@ type vectors struct {
 		Accepted  bool   `json:"accepted"`
 		NextAfter int64  `json:"next_after"`
 	} `json:"max_seen_nonce"`
+	Origins struct {
+		Valid   []string `json:"valid"`
+		Invalid []string `json:"invalid"`
+	} `json:"origins"`
 }
 
 func loadVectors(t testing.TB) *vectors {
@@ -245,6 +249,23 @@ func TestVectorMaxSeenNonce(t *testing.T) {
 			if got != tc.NextNonce {
 				t.Errorf("%s: rejected header changed next nonce to %d", tc.Name, got)
 			}
+		}
+	}
+}
+
+func TestVectorOrigins(t *testing.T) {
+	v := loadVectors(t)
+	if len(v.Origins.Valid) == 0 || len(v.Origins.Invalid) == 0 {
+		t.Fatal("the vectors have no origins section")
+	}
+	for _, s := range v.Origins.Valid {
+		if !ValidOrigin(s) {
+			t.Errorf("valid origin %q refused", s)
+		}
+	}
+	for _, s := range v.Origins.Invalid {
+		if ValidOrigin(s) {
+			t.Errorf("invalid origin %q accepted", s)
 		}
 	}
 }

@@ -59,7 +59,7 @@ var fullArgs = map[string]string{
 		"mentions":["` + testAgent + `"],"references":["` + testHash + `"],"extra":{"k":1},"base_seq":41,"base_hash":"` + testHash + `","on_head_mismatch":"send_anyway"}`,
 	"room_create": `{"host":"` + testHost + `","topic":"Review","visibility":"restricted","start_time":1779757200000,"end_time":1779760800000,
 		"agenda":"Compare workflows.","guidance":"Cite sources.","tags":["code-review","multi-agent"],"language":"en",
-		"policy":{"invites":{"` + testAgent + `":"moderator"},"open_roles":["speaker","observer"],"max_speakers":20,"observer_allowed":true,"extra":{}},
+		"policy":{"invites":{"` + testAgent + `":"moderator"},"open_roles":["speaker","observer"],"max_speakers":20,"extra":{}},
 		"types":[{"use":"adp:reactions/1.0"},{"type":"review.finding","kind":"message","title":"Finding","schema":{"type":"object"}}],"extra":{}}`,
 	"agent_status_set": `{"room_id":"` + testRoom + `","state":"drafting","summary":"Preparing a response.","seen_seq":42,"seen_hash":"` + testHash + `",
 		"claim_id":"ticket-123","activity":"reviewing","expires_at":1779754000000,"extra":{}}`,

@@ -260,12 +260,17 @@ func canonicalJSON(t testing.TB, s string) string {
 	return string(out)
 }
 
-// createRoom creates a room as a through MCP and returns its id.
+// createRoom creates a room as a through MCP and returns its id. A public
+// test room lets speakers and observers join directly unless extra sets
+// another policy (the public default is observers only).
 func (a *tagent) createRoom(visibility string, extra obj) string {
 	a.t.Helper()
 	now := time.Now().UnixMilli()
 	args := obj{"host": a.hub.Origin(), "topic": "Review the signature section", "visibility": visibility,
 		"start_time": now - 1000, "end_time": now + 3600_000}
+	if visibility == "public" {
+		args["policy"] = obj{"open_roles": []any{"speaker", "observer"}}
+	}
 	for k, v := range extra {
 		args[k] = v
 	}

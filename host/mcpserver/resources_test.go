@@ -275,7 +275,7 @@ func TestResourceSubscriptions(t *testing.T) {
 			eventually(t, 5*time.Second, "an update of the agent status", func() bool { return u.count(base+"/agent-status") > 0 })
 			// A held draft.
 			bob.call("room_timeline", obj{"room_id": roomID, "unread_only": true, "mark_read": true})
-			alice.call("room_send_message", obj{"room_id": roomID, "content": "Meanwhile.", "on_head_mismatch": "send_anyway"})
+			alice.call("room_submit_event", obj{"room_id": roomID, "type": "room.update", "payload": obj{"agenda": "Meanwhile."}, "on_head_mismatch": "send_anyway"})
 			eventually(t, 10*time.Second, "bob sees alice's second message", func() bool {
 				return num(get(readResource(t, bob.cs, base), "sync", "synced_seq")) >= 4 // (a read presents nothing)
 			})

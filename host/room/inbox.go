@@ -71,9 +71,8 @@ func NewInboxItem(host, roomID, kind, priority string, seq int64, eventID, actor
 }
 
 // inboxFor returns the inbox items a verified record causes for self.
-// wasMember tells whether the agent was an active member before the record;
-// after is the room with the record applied.
-func (p *Processor) inboxFor(wasMember bool, after *adp.Room, rec *adp.Record, item *TimelineItem) []InboxItem {
+// wasMember tells whether the agent was an active member before the record.
+func (p *Processor) inboxFor(wasMember bool, rec *adp.Record, item *TimelineItem) []InboxItem {
 	if rec.IsRedacted() || p.Self == "" {
 		return nil
 	}
@@ -95,11 +94,9 @@ func (p *Processor) inboxFor(wasMember bool, after *adp.Room, rec *adp.Record, i
 		}
 	}
 	var out []InboxItem
-	_, hasTurns := after.Types.Lookup(TypeTurnUpdate)
-	_, hasSteer := after.Types.Lookup(TypeSteerCreate)
 	switch ev.Type {
 	case TypeTurnUpdate:
-		if hasTurns && str(payload, "speaker") == p.Self {
+		if str(payload, "speaker") == p.Self {
 			it := mk(KindTurnAssigned, PriorityHigh, "turn_assigned", item.Summary, true, ToolSendMessage, ToolSubmitEvent)
 			if exp, ok := intOf(payload, "expires_at"); ok {
 				it.Deadline = &exp
@@ -107,12 +104,8 @@ func (p *Processor) inboxFor(wasMember bool, after *adp.Room, rec *adp.Record, i
 			return append(out, it)
 		}
 	case TypeSteerCreate:
-		if hasSteer {
-			target := str(payload, "target")
-			everyone := target == "" && len(ev.Mentions) == 0 && wasMember
-			if target == p.Self || mentioned || everyone {
-				return append(out, mk(KindSteer, PriorityHigh, "steer", item.Summary, true, ToolSendMessage))
-			}
+		if steersSelf(p.Self, wasMember, payload, ev.Mentions, mentioned) {
+			return append(out, mk(KindSteer, PriorityHigh, "steer", item.Summary, true, ToolSendMessage))
 		}
 	case adp.TypeRoleUpdate:
 		if str(payload, "member") == p.Self {
@@ -148,14 +141,22 @@ func (p *Processor) inboxFor(wasMember bool, after *adp.Room, rec *adp.Record, i
 	return out
 }
 
-// turnFrom returns the active turn a turn.update record sets, when the
-// room's registry has turn.update and the payload names a speaker and an
-// integer turn_id.
-func turnFrom(r *adp.Room, rec *adp.Record) *ActiveTurn {
-	if rec.IsRedacted() || rec.Type() != TypeTurnUpdate {
-		return nil
+// steersSelf reports whether a steer.create addresses self: its mentions
+// name self, or it has no mentions and self was a member (it addresses
+// every member). A steer written under the 0f87fee drafts' pack may carry a
+// target instead, which then decides.
+func steersSelf(self string, wasMember bool, payload map[string]any, mentions []string, mentioned bool) bool {
+	if target, ok := payload["target"].(string); ok && len(mentions) == 0 {
+		return target == self
 	}
-	if _, ok := r.Types.Lookup(TypeTurnUpdate); !ok {
+	return mentioned || (len(mentions) == 0 && wasMember)
+}
+
+// turnFrom returns the active turn a turn.update record sets, when the
+// payload names a speaker and an integer turn_id (a verified record's type
+// is always in the room's registry).
+func turnFrom(rec *adp.Record) *ActiveTurn {
+	if rec.IsRedacted() || rec.Type() != TypeTurnUpdate {
 		return nil
 	}
 	p, _ := rec.Envelope.Event.Payload.(map[string]any)

@@ -207,11 +207,11 @@ func (p *Processor) ProcessPrepared(st *State, prep *Prepared, opt Options) *Res
 		if err := room.Apply(p.Rules, rec); err != nil {
 			return fail(rec, err)
 		}
-		if t := turnFrom(room, rec); t != nil {
+		if t := turnFrom(rec); t != nil {
 			work.ActiveTurn = t
 		}
 		a := Applied{Record: rec, Class: class, Item: item, Head: room.Head, RecordJSON: raw[i]}
-		a.Inbox = p.inboxFor(wasMember, room, rec, &item)
+		a.Inbox = p.inboxFor(wasMember, rec, &item)
 		res.Applied = append(res.Applied, a)
 		batch[rec.Seq] = rec.Hash
 	}

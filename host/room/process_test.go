@@ -58,10 +58,11 @@ func TestProcessTimelineInboxAndHead(t *testing.T) {
 	if h := res.Applied[2].Head; h.Seq != 1 {
 		t.Fatalf("head after joins %d", h.Seq)
 	}
-	if h := res.Applied[3].Head; h.Seq != 4 || h.Hash != m1.Hash {
+	// Messages do not move it either (they never conflict with each other).
+	if h := res.Applied[3].Head; h.Seq != 1 || h.Hash == m1.Hash {
 		t.Fatalf("head after message %+v", h)
 	}
-	if res.State.Room.Head.Seq != 6 || res.State.Room.Last.Seq != 6 {
+	if res.State.Room.Head.Seq != 1 || res.State.Room.Last.Seq != 6 {
 		t.Fatalf("state head %d last %d", res.State.Room.Head.Seq, res.State.Room.Last.Seq)
 	}
 	want := []string{"genesis", "signal", "signal", "message", "message", "message"}
@@ -270,6 +271,7 @@ func TestTurnsSteerAndStateChanges(t *testing.T) {
 		t.Fatalf("state change inbox %+v", sc)
 	}
 	// The control-kind turn.update advanced the head; room.update too.
+	// The steer had no mentions: it addresses every member.
 	if res.State.Room.Head.Seq != 5 {
 		t.Fatalf("head %d", res.State.Room.Head.Seq)
 	}
@@ -295,8 +297,8 @@ func TestRedactedRecords(t *testing.T) {
 	if len(res.Applied[2].Inbox) != 0 {
 		t.Fatal("redacted record created inbox items")
 	}
-	if res.State.Room.Head.Seq != 3 {
-		t.Fatal("redacted message did not advance the head")
+	if res.State.Room.Head.Seq != 1 || res.State.Room.Last.Seq != 3 {
+		t.Fatal("a redacted message moved the head (its class is message)")
 	}
 	b, _ := json.Marshal(it)
 	if !strings.Contains(string(b), `"redacted":true`) || strings.Contains(string(b), `"actor"`) {
@@ -346,5 +348,29 @@ func TestParallelVerificationAgrees(t *testing.T) {
 		if res.Failure == nil || res.Failure.Seq != 41 || len(res.Applied) != 40 {
 			t.Fatalf("workers %d: failure %+v applied %d", w, res.Failure, len(res.Applied))
 		}
+	}
+}
+
+// TestSteerTargets is D-29 of design/PROTOCOL-0.12.md: a steer addresses
+// the mentioned agents, or every member when it mentions nobody; a steer
+// written under the 0f87fee pack may name a target instead.
+func TestSteerTargets(t *testing.T) {
+	c := roomtest.NewChain(t, host, "room1", alice, map[string]any{"types": []any{map[string]any{"use": "adp:moderation/1.0"}}})
+	c.Join(t, bob, "speaker")
+	c.Join(t, carol, "speaker")
+	steer := map[string]any{"instruction": "Wrap up"}
+	c.Add(t, alice, "steer.create", steer, carol.ID)         // 4: carol only
+	c.Add(t, alice, "steer.create", steer, bob.ID, carol.ID) // 5: both
+	c.Add(t, alice, "steer.create", steer)                   // 6: every member
+	res := mustProcess(t, proc(bob.ID), nil, c.Records)
+	for i, want := range map[int]int{3: 0, 4: 1, 5: 1} {
+		if got := kinds(res.Applied[i].Inbox); len(got) != want || (want == 1 && got[0] != room.KindSteer) {
+			t.Errorf("record %d: inbox %v, want %d steer item(s)", i+1, got, want)
+		}
+	}
+	// A non-member is not addressed by a steer to everyone.
+	res = mustProcess(t, proc(roomtest.NewAgent("dave").ID), nil, c.Records)
+	if got := kinds(res.Applied[5].Inbox); len(got) != 0 {
+		t.Errorf("a non-member got %v", got)
 	}
 }

@@ -196,7 +196,7 @@ func ItemKind(typ string, class adp.Class, reg adp.Registry) string {
 func NewTimelineItem(rec *adp.Record, reg adp.Registry) TimelineItem {
 	class, err := adp.ClassOf(rec.Type(), reg)
 	if err != nil {
-		class = adp.ClassHeadBound
+		class = adp.ClassMessage
 	}
 	it := TimelineItem{
 		RoomID:     rec.RoomID,

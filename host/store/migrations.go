@@ -18,7 +18,23 @@ var Migrations = []Migration{
 	{Version: 2, Name: "pending own join requests", SQL: `
 CREATE INDEX join_requests_own_pending ON join_requests (room) WHERE own = 1 AND consumed = 0 AND status = 'pending';
 `},
+	{Version: 3, Name: "re-verify rooms under the 0.12.6 head rule", SQL: reverifyV3},
 }
+
+// reverifyV3 forgets every room's derived state — snapshot, head, record
+// window and timeline, verification mark, presented heads — so the next sync
+// verifies the history again from seq 1. Stores written before it computed
+// the room head under the 0f87fee rule (messages moved it) and kept type
+// definitions with a version; the current rules derive both differently.
+// Read cursors, inbox items (their ids do not change, so acknowledged items
+// stay acknowledged), drafts, join requests, statuses, profiles, the nonce
+// and the outbox are kept.
+const reverifyV3 = `
+DELETE FROM events;
+DELETE FROM presented;
+UPDATE rooms SET snapshot = NULL, head_seq = 0, head_hash = '', synced_seq = 0, synced_hash = '', oldest_seq = 0,
+	fail_seq = 0, fail_code = '', fail_message = '', failed_at = 0, active_turn = NULL;
+`
 
 // schemaV1 is the connector state. Timestamps are INTEGER Unix ms.
 const schemaV1 = `

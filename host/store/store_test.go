@@ -458,3 +458,55 @@ func TestDraftsProfilesOutbox(t *testing.T) {
 		t.Fatalf("pending outbox %d", n)
 	}
 }
+
+// TestMigrationReverifiesRooms opens a store written before migration 3
+// (rooms verified under the 0f87fee head rule) and checks that the derived
+// room state is forgotten, so the next sync verifies again from seq 1,
+// while what the agent did (read cursor, inbox decisions) is kept.
+func TestMigrationReverifiesRooms(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	all := Migrations
+	Migrations = all[:2]
+	old := open(t, dir, 100)
+	var key int64
+	mustWrite(t, old, func(tx *Tx) error {
+		r, err := tx.EnsureRoom(ctx, "https://h", "room1", 1)
+		key = r.Key
+		return err
+	})
+	applyRange(t, old, key, 1, 5, "did:x", true)
+	mustWrite(t, old, func(tx *Tx) error {
+		if _, err := tx.SetReadSeq(ctx, key, 3); err != nil {
+			return err
+		}
+		if err := tx.TouchSession(ctx, "s1", 1); err != nil {
+			return err
+		}
+		return tx.SetPresented(ctx, "s1", key, 5, "h5")
+	})
+	old.Close()
+	Migrations = all
+
+	s := open(t, dir, 100)
+	r, err := s.Read().Room(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.HasSnapshot || r.SyncedSeq != 0 || r.HeadSeq != 0 {
+		t.Fatalf("room state kept: snapshot=%v synced=%d head=%d", r.HasSnapshot, r.SyncedSeq, r.HeadSeq)
+	}
+	if r.ReadSeq != 3 {
+		t.Fatalf("read cursor %d, want 3", r.ReadSeq)
+	}
+	if evs, _ := s.Read().Timeline(ctx, key, TimelineQuery{}); len(evs) != 0 {
+		t.Fatalf("%d timeline items kept", len(evs))
+	}
+	if _, _, ok, _ := s.Read().Presented(ctx, "s1", key); ok {
+		t.Fatal("a presented head computed under the old rule was kept")
+	}
+	var n int
+	if err := s.r.db.QueryRowContext(ctx, `SELECT count(*) FROM inbox WHERE room = ?`, key).Scan(&n); err != nil || n != 5 {
+		t.Fatalf("inbox items %d (%v), want 5", n, err)
+	}
+}

@@ -59,11 +59,11 @@ func TestDemoScenarioWithRestart(t *testing.T) {
 			if err != nil {
 				t.Fatalf("scenario: %v\ntranscript:\n%s\nalice:\n%s\nbob:\n%s", err, transcript.String(), alice.stderr.String(), bob.stderr.String())
 			}
-			if restarts != 1 || res.Records != 7 || !strings.Contains(transcript.String(), "HELD (room_head_mismatch)") {
+			if restarts != 1 || res.Records != 9 || !strings.Contains(transcript.String(), "HELD (room_head_mismatch)") || !strings.Contains(transcript.String(), "messages never conflict") {
 				t.Fatalf("restarts %d, result %+v\n%s", restarts, res, transcript.String())
 			}
 			code, out, errOut := apconnect(t, "verify-archive", "--ca", h.CAFile(), res.ArchiveURL)
-			if code != 0 || !strings.Contains(out, "archive verified") || !strings.Contains(out, "records:    7") {
+			if code != 0 || !strings.Contains(out, "archive verified") || !strings.Contains(out, "records:    9") {
 				t.Fatalf("verify-archive: %d\n%s\n%s", code, out, errOut)
 			}
 		})

@@ -2,9 +2,11 @@
 // real MCP client sessions (to `apconnect mcp` processes in the demo and in
 // the end-to-end tests): a room created with an invitation, a join by
 // request and review, a mention that wakes the other agent through
-// agent_protocols_inbox_next, a race that produces a held draft and its
-// revision, a transient status, and the room's close. It checks every
-// result it relies on and prints a readable transcript.
+// agent_protocols_inbox_next, a transient status, a reply sent while the
+// other agent also spoke (messages never conflict), an agenda change that
+// lands while an agent drafts and holds its next write as a draft, the
+// draft's revision, and the room's close. It checks every result it relies
+// on and prints a readable transcript.
 package scenario
 
 import (
@@ -354,19 +356,19 @@ func (r *run) mention() error {
 }
 
 func (r *run) heldDraft() error {
-	r.section("Read, announce, race: bob's reply is held and revised")
+	r.section("Read, announce, reply: messages never conflict")
 	tl, err := r.call(r.Bob, "room_timeline", map[string]any{"room_id": r.res.RoomID, "unread_only": true, "mark_read": true})
 	if err != nil {
 		return err
 	}
 	items, _ := tl["items"].([]any)
-	r.say(r.Bob, "room_timeline unread_only, mark_read → %d new records; presented head seq %d", len(items), num(tl, "sync", "presented_seq"))
+	r.say(r.Bob, "room_timeline unread_only, mark_read → %d new records; presented head seq %d (messages do not move the head)", len(items), num(tl, "sync", "presented_seq"))
 	st, err := r.call(r.Bob, "agent_status_set", map[string]any{"room_id": r.res.RoomID, "state": "drafting",
 		"summary": "Checking the verifier against the 3.1 vectors", "activity": "reviewing"})
 	if err != nil {
 		return err
 	}
-	r.say(r.Bob, "agent_status_set drafting → seen seq %d (no event signed, the head did not move)", num(st, "status", "seen_seq"))
+	r.say(r.Bob, "agent_status_set drafting → seen seq %d (no event signed)", num(st, "status", "seen_seq"))
 	sl, err := r.call(r.Alice, "agent_status_list", map[string]any{"room_id": r.res.RoomID, "refresh": true})
 	if err != nil {
 		return err
@@ -377,33 +379,60 @@ func (r *run) heldDraft() error {
 	}
 	r.say(r.Alice, "agent_status_list → bob is %s: %q", str(statuses[0], "state"), str(statuses[0], "summary"))
 	more, err := r.call(r.Alice, "room_send_message", map[string]any{"room_id": r.res.RoomID,
-		"content": "Also note: the nonce rules changed last week; check them too."})
+		"content": "Also: which vectors do you run it against?"})
 	if err != nil {
 		return err
 	}
 	r.say(r.Alice, "room_send_message → sent as seq %d while bob was drafting", num(more, "item", "seq"))
-
-	held, err := r.call(r.Bob, "room_send_message", map[string]any{"room_id": r.res.RoomID,
+	reply, err := r.call(r.Bob, "room_send_message", map[string]any{"room_id": r.res.RoomID,
 		"content": "Yes: it rejects S >= L and small-order keys.", "references": []any{r.mentionItem["event_id"]}})
 	if err != nil {
 		return err
 	}
+	if err := expect(str(reply, "status") == "sent", "bob's reply should be sent (a message does not move the head), got %v", reply); err != nil {
+		return err
+	}
+	r.say(r.Bob, "room_send_message → sent as seq %d on base seq %d: alice's message arrived meanwhile, but messages never conflict",
+		num(reply, "item", "seq"), num(reply, "sync", "presented_seq"))
+	r.replyID = str(reply, "item", "event_id")
+
+	r.section("The agenda moves while bob drafts: his next write is held")
+	upd, err := r.call(r.Alice, "room_submit_event", map[string]any{"room_id": r.res.RoomID, "type": "room.update",
+		"payload": map[string]any{"agenda": "Agree whether verifiers must reject non-canonical signatures, and check the new nonce bound."}})
+	if err != nil {
+		return err
+	}
+	if err := expect(str(upd, "status") == "sent" && num(upd, "sync", "head_seq") == num(upd, "item", "seq"), "alice's room.update %v", upd); err != nil {
+		return err
+	}
+	r.say(r.Alice, "room_submit_event room.update (agenda) → sent as seq %d: a contract change, the room head is now seq %d", num(upd, "item", "seq"), num(upd, "sync", "head_seq"))
+	held, err := r.call(r.Bob, "room_send_message", map[string]any{"room_id": r.res.RoomID,
+		"content": "I will post our vector results for the S edge cases next."})
+	if err != nil {
+		return err
+	}
 	draftID := str(held, "draft", "id")
-	if err := expect(str(held, "status") == "held" && draftID != "", "bob's reply should be held, got %v", held); err != nil {
+	if err := expect(str(held, "status") == "held" && draftID != "", "bob's follow-up should be held, got %v", held); err != nil {
 		return err
 	}
 	changes, _ := held["changes"].([]any)
-	r.say(r.Bob, "room_send_message → HELD (%s): based on seq %d, %d record(s) arrived since; draft %s",
+	r.say(r.Bob, "room_send_message → HELD (%s): based on seq %d, and a head-advancing record was accepted since (%d record(s) in changes); draft %s",
 		str(held, "reason"), num(held, "draft", "base_seq"), len(changes), draftID)
 	got, err := r.call(r.Bob, "draft_get", map[string]any{"draft_id": draftID})
 	if err != nil {
 		return err
 	}
 	ch, _ := got["changes"].([]any)
+	if err := expect(len(ch) > 0, "draft_get changes %v", got); err != nil {
+		return err
+	}
 	last := ch[len(ch)-1]
-	r.say(r.Bob, "draft_get → the change he missed: %s said %q", r.who(str(last, "actor")), str(last, "content"))
+	if err := expect(str(last, "type") == "room.update", "the last change should be the room.update, got %v", last); err != nil {
+		return err
+	}
+	r.say(r.Bob, "draft_get → the change he missed: %s updated the room: %q", r.who(str(last, "actor")), str(last, "summary"))
 	sent, err := r.call(r.Bob, "draft_commit", map[string]any{"draft_id": draftID, "action": "revise",
-		"content": "Yes: it rejects S >= L and small-order keys, and it enforces the new nonce rules too."})
+		"content": "I will post our vector results for the S edge cases and for the new nonce bound next."})
 	if err != nil {
 		return err
 	}
@@ -418,7 +447,6 @@ func (r *run) heldDraft() error {
 		return err
 	}
 	r.say(r.Bob, "inbox_ack handled; agent_status_set expires_at=now → status cleared")
-	r.replyID = str(sent, "item", "event_id")
 	return nil
 }
 

@@ -28,16 +28,16 @@ func TestChainEndToEnd(t *testing.T) {
 	}{
 		{sp, adp.TypeRoomJoin, obj{"role": "speaker"}, adp.ClassSignal},
 		{obs, adp.TypeRoomJoin, obj{"role": "observer", "perspective": "watcher"}, adp.ClassSignal},
-		{sp, adp.TypeMessageCreate, obj{"content_type": "text/plain", "content": "one"}, adp.ClassHeadBound},
+		{sp, adp.TypeMessageCreate, obj{"content_type": "text/plain", "content": "one"}, adp.ClassMessage},
 		{obs, "reaction.create", obj{"event_id": "", "reaction": "agree"}, adp.ClassSignal},
 		{creator, adp.TypeRoomUpdate, obj{"guidance": "be brief"}, adp.ClassContract},
 		{sp, "steer.create", obj{"instruction": "focus"}, adp.ClassSignal},
-		{creator, "turn.update", obj{"turn_id": 1, "speaker": sp.ID}, adp.ClassHeadBound},
+		{creator, "turn.update", obj{"turn_id": 1, "speaker": sp.ID}, adp.ClassControl},
 		{creator, adp.TypeTypeDefine, obj{"type": "x.note", "kind": "message", "title": "Note", "schema": obj{"type": "object"}}, adp.ClassContract},
-		{sp, "x.note", obj{"n": 1}, adp.ClassHeadBound},
+		{sp, "x.note", obj{"n": 1}, adp.ClassMessage},
 		{creator, adp.TypeRoleUpdate, obj{"member": obs.ID, "role": "speaker"}, adp.ClassSignal},
 		{obs, adp.TypeRoomLeave, obj{}, adp.ClassSignal},
-		{creator, adp.TypeMessageCreate, obj{"content_type": "text/markdown", "content": "# two"}, adp.ClassHeadBound},
+		{creator, adp.TypeMessageCreate, obj{"content_type": "text/markdown", "content": "# two"}, adp.ClassMessage},
 		{sp, "reaction.create", obj{"event_id": "", "reaction": "important"}, adp.ClassSignal},
 	}
 	var accepted []json.RawMessage

@@ -238,7 +238,7 @@ func (h eventWriter) Accept(ctx context.Context, w *hubhttp.Write) (*hubhttp.Res
 	if err := s.recordEffects(ctx, w.Tx, room, rec); err != nil {
 		return nil, err
 	}
-	snapshot := class != adp.ClassHeadBound || rec.Seq-e.snapshotSeq >= int64(s.limits.SnapshotEvery)
+	snapshot := !class.HeadChecked() || rec.Seq-e.snapshotSeq >= int64(s.limits.SnapshotEvery)
 	if err := s.saveRoom(ctx, w.Tx, e, snapshot); err != nil {
 		return nil, err
 	}

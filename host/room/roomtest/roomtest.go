@@ -56,14 +56,18 @@ type Chain struct {
 const Start int64 = 1_800_000_000_000
 
 // NewChain creates a room by creator on host with a room.create payload:
-// defaults (public, topic, one day from Start) overridden by extra (a nil
-// value deletes a default).
+// defaults (public, topic, one day from Start, speakers and observers open)
+// overridden by extra (a nil value deletes a default).
 func NewChain(t testing.TB, host, roomID string, creator *Agent, extra map[string]any) *Chain {
 	t.Helper()
 	c := &Chain{Rules: &adp.Rules{Limits: adp.VerifierLimits(), HostOrigin: host}, Host: host, RoomID: roomID,
 		Now: Start, nonces: map[string]int64{}}
 	p := map[string]any{"host": host, "topic": "Test room", "visibility": "public",
-		"start_time": Start, "end_time": Start + 24*3600_000}
+		"start_time": Start, "end_time": Start + 24*3600_000,
+		"policy": map[string]any{"open_roles": []any{"speaker", "observer"}}}
+	if extra["visibility"] == "private" {
+		delete(p, "policy")
+	}
 	for k, v := range extra {
 		if v == nil {
 			delete(p, k)
