@@ -13,7 +13,7 @@ FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')
 
-.PHONY: all build plugins test lint bench fuzz demo clean
+.PHONY: all build plugins test test-tools lint bench fuzz demo clean
 
 all: build
 
@@ -53,9 +53,14 @@ lint:
 	$(GO) run ./host/mcpserver/internal/gendocs -check README.md
 
 ## test: everything CI needs, built from scratch
-test: lint build
+test: lint build test-tools
 	$(GO) test -race -count=1 ./...
 	cd sdk-guest && $(GO) test -race -count=1 ./...
+
+# test-tools: what the tests need besides Go. wat2wasm (WABT) assembles the
+# hostile-plugin corpus; the tests fail, never skip, without it.
+test-tools:
+	@command -v wat2wasm >/dev/null || { echo "make test needs wat2wasm from WABT (Debian/Ubuntu: apt-get install wabt; macOS: brew install wabt)"; exit 1; }
 
 ## bench: Go benchmarks, summarized in bench/report.json
 bench:
