@@ -272,12 +272,11 @@ func (p *Plugin) spawn(ctx context.Context, timeout time.Duration) (*instance, e
 		return nil, fail(nil, "cannot instantiate", err)
 	}
 	inst := &instance{
-		mod:   mod,
-		call:  mod.ExportedFunction(ExportCall),
-		used:  mod.ExportedGlobal(wasmguard.UsedExport),
-		limit: mod.ExportedGlobal(wasmguard.LimitExport).(api.MutableGlobal),
+		mod:    mod,
+		call:   mod.ExportedFunction(ExportCall),
+		budget: mod.ExportedGlobal(wasmguard.StackExport).(api.MutableGlobal),
 	}
-	inst.limit.Set(p.limits.StackBytes)
+	inst.budget.Set(p.limits.StackBytes)
 	for _, name := range []string{wasmguard.StartExport, exportInitialize} {
 		if f := mod.ExportedFunction(name); f != nil {
 			if _, err := f.Call(ictx); err != nil {

@@ -12,10 +12,12 @@ const (
 	opBr         = 0x0c
 	opBrIf       = 0x0d
 	opBrTable    = 0x0e
+	opReturn     = 0x0f
 	opCall       = 0x10
 	opCallInd    = 0x11
 	opSelectT    = 0x1c
 	opLocalGet   = 0x20
+	opLocalTee   = 0x22
 	opGlobalGet  = 0x23
 	opGlobalSet  = 0x24
 	opTableGet   = 0x25
@@ -24,9 +26,8 @@ const (
 	opI64Const   = 0x42
 	opF32Const   = 0x43
 	opF64Const   = 0x44
-	opI64Add     = 0x7c
 	opI64Sub     = 0x7d
-	opI64GtU     = 0x56
+	opI64LtS     = 0x53
 	opRefNull    = 0xd0
 	opRefIsNull  = 0xd1
 	opRefFunc    = 0xd2
@@ -67,32 +68,44 @@ func (c indexChecker) global(i uint32) error {
 	return nil
 }
 
+// returnSite is a return instruction in a body: its offset and the number
+// of blocks open around it inside the body.
+type returnSite struct {
+	off, depth int
+}
+
 // scanBody walks one function body's instructions (after its locals) to
 // their final end, which must be the body's last byte, checking the
-// indices they name. It returns the number of instructions.
+// indices they name. It returns the number of instructions and where the
+// return instructions are.
 //
 // It reads every immediate exactly as wazero v1.12 does for the features
 // the host enables (WebAssembly 2.0: multi-value, bulk memory, reference
 // types, SIMD, sign extension, saturating conversions) and refuses every
 // other opcode and every encoding wazero might read differently, so that
 // the instructions seen here are the ones wazero compiles.
-func scanBody(r *reader, ic indexChecker) (int, error) {
+func scanBody(r *reader, ic indexChecker) (int, []returnSite, error) {
 	depth := 1
 	n := 0
+	var returns []returnSite
 	for depth > 0 {
 		if r.done() {
-			return 0, fmt.Errorf("the function body ends inside a block")
+			return 0, nil, fmt.Errorf("the function body ends inside a block")
 		}
+		at := r.off
 		op, _ := r.byte()
 		n++
+		if op == opReturn {
+			returns = append(returns, returnSite{off: at, depth: depth - 1})
+		}
 		if err := scanInstr(r, op, ic, &depth); err != nil {
-			return 0, fmt.Errorf("instruction %#x at offset %d: %w", op, r.off, err)
+			return 0, nil, fmt.Errorf("instruction %#x at offset %d: %w", op, r.off, err)
 		}
 	}
 	if !r.done() {
-		return 0, fmt.Errorf("bytes follow the function's final end")
+		return 0, nil, fmt.Errorf("bytes follow the function's final end")
 	}
-	return n, nil
+	return n, returns, nil
 }
 
 func scanInstr(r *reader, op byte, ic indexChecker, depth *int) error {
@@ -128,7 +141,7 @@ func scanInstr(r *reader, op byte, ic indexChecker, depth *int) error {
 				return err
 			}
 		}
-	case op == 0x0f: // return
+	case op == opReturn:
 	case op == opCall:
 		i, err := r.u32()
 		if err != nil {

@@ -5,53 +5,57 @@
 //   - The call stack. wazero (v1.12) grows a call's stack on the Go heap,
 //     doubling it up to a ceiling of hundreds of MiB, and has no setting for
 //     it; a guest that recurses without end costs the host that much per
-//     call. Every function defined by the module is therefore reached
-//     through a thunk, at the function's own index, that adds the frame's
-//     weight (an upper bound of its size on the stack) to a stack counter,
-//     traps with unreachable when the counter passes the limit, calls the
-//     original body (moved to a new index) and subtracts the weight again.
-//     Calls, call_indirect through tables, exports, the start function and
-//     ref.func all name the original index, so they all pass through the
-//     thunk; the original bodies are never named by anything else, which
-//     the rewriter checks (see below).
+//     call. Every function the module defines therefore starts by taking
+//     its frame's weight (an upper bound of its size on wazero's stack)
+//     from a stack budget, traps when the budget would go negative, and
+//     gives the weight back when it returns: its body is wrapped in a block
+//     whose end restores the budget, and its return instructions become
+//     branches to that block. Indirect calls, exports and the start function
+//     all run such bodies, so every frame on the stack is counted.
 //   - Tables. table.grow on a table without a maximum makes wazero allocate
 //     up to 2^32 entries of 8 bytes. Every table gets a maximum of at most
 //     MaxTableElements, and a larger declared minimum refuses the module.
-//   - Globals: a module may define at most MaxGlobals of them.
+//   - Globals and locals: a module may define at most MaxGlobals globals,
+//     and a function at most MaxLocals locals.
 //
-// The counter and the limit are two mutable i64 globals appended after the
-// module's own and exported as UsedExport and LimitExport; the limit starts
-// at zero (every call traps), the host sets it on each new instance and
-// reads the counter after a trap to tell an exhausted stack from other
-// traps. So that no guest code runs before the limit is set, the start
-// section is removed and its function exported as StartExport: the host
-// calls it right after instantiation, before _initialize and any export,
-// which is when the start function would have run.
+// The budget is one mutable i64 global appended after the module's own and
+// exported as StackExport. It starts at zero, so every call traps until the
+// host sets it on a new instance; a trap for an exhausted budget first sets
+// it to -1, which tells the host why the instance trapped. So that no guest
+// code runs before the budget is set, the start section is removed and its
+// function exported as StartExport: the host calls it right after
+// instantiation, before _initialize and any export, which is when the start
+// function would have run.
 //
-// A guest cannot reach the counter, the limit or an original body: wazero
-// validates the rewritten module, in which those indices exist, so the
-// rewriter itself refuses a module whose code, constant expressions, exports
-// or start name a function or global index beyond the module's own. To make
-// sure it reads the same instructions wazero compiles, it decodes every
-// instruction of the enabled WebAssembly 2.0 features exactly as wazero
-// does and refuses any other opcode or any encoding wazero might read
-// differently.
+// A guest cannot reach the budget: wazero validates the rewritten module, in
+// which the global exists, so the rewriter itself refuses a module whose
+// code, constant expressions or exports name a global (or function) index
+// beyond the module's own. To make sure it reads the same instructions
+// wazero compiles, it decodes every instruction of the enabled WebAssembly
+// 2.0 features exactly as wazero does and refuses any other opcode or any
+// encoding wazero might read differently.
 //
-// Custom sections (names, DWARF) are dropped: their function indices and
-// code offsets would no longer match.
+// Custom sections (names, DWARF) are dropped: their code offsets would no
+// longer match.
 package wasmguard
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 )
 
-// Names of the exported stack globals. A module may not export these names
-// itself.
+// ReservedPrefix starts the names of the exports the rewriter adds; a
+// module may not export a name that starts with it.
+const ReservedPrefix = "apconnect:"
+
+// Names of the exports the rewriter adds.
 const (
-	UsedExport  = "apconnect:stack_used"
-	LimitExport = "apconnect:stack_limit"
+	// StackExport is the stack budget, in bytes of frame weight: set it
+	// before any call; negative after a trap for an exhausted budget.
+	StackExport = "apconnect:stack_budget"
+	// StartExport is the module's start function, when it has one.
 	StartExport = "apconnect:start"
 )
 
@@ -72,7 +76,7 @@ const (
 // bounded by 16 bytes for each parameter, local and instruction (no
 // instruction defines more than a few values, and those it defines beyond
 // one are temporaries that never live across a call) plus the return
-// address, saved registers and the thunk's own frame.
+// address, saved registers and the call's argument area.
 const (
 	frameBase      = 128
 	frameSlotBytes = 16
@@ -126,7 +130,7 @@ type section struct {
 	body []byte
 }
 
-type funcType struct{ params []byte }
+type funcType struct{ params, results []byte }
 
 // module is what the rewriter learns before it writes.
 type module struct {
@@ -263,6 +267,8 @@ func (m *module) rewrite() (*Result, error) {
 			}
 			if k == 0 {
 				ft.params = ts
+			} else {
+				ft.results = ts
 			}
 		}
 		m.types = append(m.types, ft)
@@ -398,8 +404,7 @@ func (m *module) rewrite() (*Result, error) {
 	}
 
 	// Exports: the reserved names are the host's; indices must exist.
-	usedIdx := m.importGlobals + m.globals
-	limitIdx := usedIdx + 1
+	budgetIdx := m.importGlobals + m.globals
 	var exports []byte
 	var exportCount uint32
 	if body := m.section(secExport); body != nil {
@@ -409,7 +414,7 @@ func (m *module) rewrite() (*Result, error) {
 			if err != nil {
 				return err
 			}
-			if name == UsedExport || name == LimitExport || name == StartExport {
+			if strings.HasPrefix(name, ReservedPrefix) {
 				return fmt.Errorf("the export name %q is reserved for the host", name)
 			}
 			kind, err := r.byte()
@@ -496,10 +501,11 @@ func (m *module) rewrite() (*Result, error) {
 		return nil, err
 	}
 
-	// Code: check every body, weigh every frame, write the thunks.
+	// Code: check every body, weigh its frame, rewrite it.
 	var bodies [][]byte
-	var weights []uint64
 	var maxFrame uint64
+	wrapperTypes := map[string]uint32{} // result types of multi-value functions → type index
+	var extraTypes [][]byte
 	if err := vec(secCode, m.section(secCode), func(r *reader, i uint32) error {
 		if i >= defined {
 			return fmt.Errorf("more bodies than functions")
@@ -517,6 +523,7 @@ func (m *module) rewrite() (*Result, error) {
 		if err != nil {
 			return err
 		}
+		groupsStart := br.off
 		var locals uint64
 		for range groups {
 			n, err := br.u32()
@@ -535,15 +542,34 @@ func (m *module) rewrite() (*Result, error) {
 				return fmt.Errorf("function %d declares more than %d locals", m.importFuncs+i, MaxLocals)
 			}
 		}
-		instrs, err := scanBody(br, ic)
+		groupBytes := body[groupsStart:br.off]
+		code := body[br.off:]
+		instrs, returns, err := scanBody(&reader{b: code}, ic)
 		if err != nil {
 			return fmt.Errorf("function %d: %v", m.importFuncs+i, err)
 		}
-		params := uint64(len(m.types[m.funcTypes[i]].params))
-		w := frameBase + frameSlotBytes*(2*params+locals+uint64(instrs))
+		ft := m.types[m.funcTypes[i]]
+		w := frameBase + frameSlotBytes*(uint64(len(ft.params))+locals+1+uint64(instrs))
 		maxFrame = max(maxFrame, w)
-		weights = append(weights, w)
-		bodies = append(bodies, body)
+		var bt []byte
+		switch len(ft.results) {
+		case 0:
+			bt = []byte{0x40}
+		case 1:
+			bt = []byte{ft.results[0]}
+		default:
+			idx, ok := wrapperTypes[string(ft.results)]
+			if !ok {
+				idx = uint32(len(m.types) + len(extraTypes))
+				wrapperTypes[string(ft.results)] = idx
+				t := []byte{0x60, 0}
+				t = appendU32(t, uint32(len(ft.results)))
+				extraTypes = append(extraTypes, append(t, ft.results...))
+			}
+			bt = appendS64(nil, int64(idx))
+		}
+		saved := uint32(uint64(len(ft.params)) + locals) // the appended local
+		bodies = append(bodies, guardBody(groups, groupBytes, code, returns, bt, budgetIdx, saved, w))
 		return nil
 	}); err != nil {
 		return nil, err
@@ -553,11 +579,56 @@ func (m *module) rewrite() (*Result, error) {
 	}
 
 	return &Result{
-		Module:    m.write(bodies, weights, globalEntries, tables, tableCount, exports, exportCount, usedIdx, limitIdx),
+		Module:    m.write(bodies, extraTypes, globalEntries, tables, tableCount, exports, exportCount, budgetIdx),
 		Functions: int(defined),
 		MaxFrame:  maxFrame,
 		HasStart:  m.hasStart,
 	}, nil
+}
+
+// guardBody rewrites one function body: an i64 local appended to hold the
+// budget on entry, a prologue that takes the frame's weight from the
+// budget (setting it to -1 and trapping when it does not suffice), the
+// original code in a block of the function's result type with each return
+// turned into a branch to that block's end, and an epilogue that puts the
+// budget back.
+func guardBody(groups uint32, groupBytes, code []byte, returns []returnSite, bt []byte, budget, saved uint32, weight uint64) []byte {
+	b := appendU32(nil, groups+1)
+	b = append(b, groupBytes...)
+	b = append(b, 1, 0x7e) // the saved budget
+	// Prologue.
+	b = append(b, opGlobalGet)
+	b = appendU32(b, budget)
+	b = append(b, opLocalTee)
+	b = appendU32(b, saved)
+	b = append(b, opI64Const)
+	b = appendS64(b, int64(weight))
+	b = append(b, opI64LtS, opIf, 0x40, opI64Const, 0x7f, opGlobalSet)
+	b = appendU32(b, budget)
+	b = append(b, opUnreachabl, opEnd)
+	b = append(b, opLocalGet)
+	b = appendU32(b, saved)
+	b = append(b, opI64Const)
+	b = appendS64(b, int64(weight))
+	b = append(b, opI64Sub, opGlobalSet)
+	b = appendU32(b, budget)
+	// The original code, whose final end now closes the block.
+	b = append(b, opBlock)
+	b = append(b, bt...)
+	last := 0
+	for _, r := range returns {
+		b = append(b, code[last:r.off]...)
+		b = append(b, opBr)
+		b = appendU32(b, uint32(r.depth))
+		last = r.off + 1
+	}
+	b = append(b, code[last:]...)
+	// Epilogue.
+	b = append(b, opLocalGet)
+	b = appendU32(b, saved)
+	b = append(b, opGlobalSet)
+	b = appendU32(b, budget)
+	return append(b, opEnd)
 }
 
 // scanElement reads one element segment as wazero does, checking the
@@ -657,30 +728,32 @@ func scanElement(r *reader, ic indexChecker) error {
 }
 
 // write assembles the rewritten module: the original sections in order,
-// with the function, table, global, export and code sections replaced.
-func (m *module) write(bodies [][]byte, weights []uint64, globalEntries, tables []byte, tableCount uint32,
-	exports []byte, exportCount uint32, usedIdx, limitIdx uint32) []byte {
-	defined := uint32(len(bodies))
+// with the type, table, global, export and code sections replaced and the
+// start section dropped.
+func (m *module) write(bodies [][]byte, extraTypes [][]byte, globalEntries, tables []byte, tableCount uint32,
+	exports []byte, exportCount uint32, budgetIdx uint32) []byte {
 	out := append([]byte(nil), "\x00asm\x01\x00\x00\x00"...)
 
-	funcSec := appendU32(nil, 2*defined)
-	for range 2 {
-		for _, t := range m.funcTypes {
-			funcSec = appendU32(funcSec, t)
-		}
+	typeSec := appendU32(nil, uint32(len(m.types)+len(extraTypes)))
+	if body := m.section(secType); body != nil {
+		r := &reader{b: body}
+		_, _ = r.u32()
+		typeSec = append(typeSec, body[r.off:]...)
+	}
+	for _, t := range extraTypes {
+		typeSec = append(typeSec, t...)
 	}
 
-	globalSec := appendU32(nil, m.globals+2)
+	globalSec := appendU32(nil, m.globals+1)
 	globalSec = append(globalSec, globalEntries...)
-	globalSec = append(globalSec, 0x7e, 1, opI64Const, 0, opEnd) // used
-	globalSec = append(globalSec, 0x7e, 1, opI64Const, 0, opEnd) // limit
+	globalSec = append(globalSec, 0x7e, 1, opI64Const, 0, opEnd) // the budget
 
 	type export struct {
 		name string
 		kind byte
 		idx  uint32
 	}
-	added := []export{{UsedExport, 3, usedIdx}, {LimitExport, 3, limitIdx}}
+	added := []export{{StackExport, 3, budgetIdx}}
 	if m.hasStart {
 		added = append(added, export{StartExport, 0, m.start})
 	}
@@ -693,13 +766,7 @@ func (m *module) write(bodies [][]byte, weights []uint64, globalEntries, tables 
 		exportSec = appendU32(exportSec, e.idx)
 	}
 
-	codeSec := appendU32(nil, 2*defined)
-	for i := range bodies {
-		params := m.types[m.funcTypes[i]].params
-		th := thunk(usedIdx, limitIdx, weights[i], len(params), m.importFuncs+defined+uint32(i))
-		codeSec = appendU32(codeSec, uint32(len(th)))
-		codeSec = append(codeSec, th...)
-	}
+	codeSec := appendU32(nil, uint32(len(bodies)))
 	for _, b := range bodies {
 		codeSec = appendU32(codeSec, uint32(len(b)))
 		codeSec = append(codeSec, b...)
@@ -716,17 +783,17 @@ func (m *module) write(bodies [][]byte, weights []uint64, globalEntries, tables 
 	// Sections that may be missing from the original but are always
 	// written, placed where their order puts them.
 	ensure := func(beforePos int) {
-		for _, id := range []byte{secFunction, secGlobal, secExport, secCode} {
+		for _, id := range []byte{secType, secGlobal, secExport} {
 			if !wrote[id] && order[id] < beforePos {
 				switch id {
-				case secFunction:
-					emit(id, funcSec)
+				case secType:
+					if len(extraTypes) > 0 {
+						emit(id, typeSec)
+					}
 				case secGlobal:
 					emit(id, globalSec)
 				case secExport:
 					emit(id, exportSec)
-				case secCode:
-					emit(id, codeSec)
 				}
 			}
 		}
@@ -734,8 +801,8 @@ func (m *module) write(bodies [][]byte, weights []uint64, globalEntries, tables 
 	for _, s := range m.sections {
 		ensure(order[s.id])
 		switch s.id {
-		case secFunction:
-			emit(s.id, funcSec)
+		case secType:
+			emit(s.id, typeSec)
 		case secTable:
 			emit(s.id, tableSec)
 		case secGlobal:
@@ -752,35 +819,4 @@ func (m *module) write(bodies [][]byte, weights []uint64, globalEntries, tables 
 	}
 	ensure(len(order) + 1)
 	return out
-}
-
-// thunk is the body of the function at a defined function's original
-// index: count the frame, trap past the limit, call the original body,
-// uncount.
-func thunk(used, limit uint32, weight uint64, params int, target uint32) []byte {
-	b := []byte{0} // no locals
-	b = append(b, opGlobalGet)
-	b = appendU32(b, used)
-	b = append(b, opI64Const)
-	b = appendS64(b, int64(weight))
-	b = append(b, opI64Add, opGlobalSet)
-	b = appendU32(b, used)
-	b = append(b, opGlobalGet)
-	b = appendU32(b, used)
-	b = append(b, opGlobalGet)
-	b = appendU32(b, limit)
-	b = append(b, opI64GtU, opIf, 0x40, opUnreachabl, opEnd)
-	for i := range params {
-		b = append(b, opLocalGet)
-		b = appendU32(b, uint32(i))
-	}
-	b = append(b, opCall)
-	b = appendU32(b, target)
-	b = append(b, opGlobalGet)
-	b = appendU32(b, used)
-	b = append(b, opI64Const)
-	b = appendS64(b, int64(weight))
-	b = append(b, opI64Sub, opGlobalSet)
-	b = appendU32(b, used)
-	return append(b, opEnd)
 }

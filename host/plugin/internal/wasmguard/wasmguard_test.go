@@ -19,8 +19,8 @@ import (
 var ctx = context.Background()
 
 // instantiate instantiates an instrumented module in a fresh runtime as
-// the host does: its stack limit set, then its start function run.
-func instantiate(t *testing.T, wasm []byte, limit uint64) api.Module {
+// the host does: its stack budget set, then its start function run.
+func instantiate(t *testing.T, wasm []byte, budget uint64) api.Module {
 	t.Helper()
 	rt := wazero.NewRuntime(ctx)
 	t.Cleanup(func() { rt.Close(ctx) })
@@ -28,7 +28,7 @@ func instantiate(t *testing.T, wasm []byte, limit uint64) api.Module {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod.ExportedGlobal(wasmguard.LimitExport).(api.MutableGlobal).Set(limit)
+	mod.ExportedGlobal(wasmguard.StackExport).(api.MutableGlobal).Set(budget)
 	if f := mod.ExportedFunction(wasmguard.StartExport); f != nil {
 		if _, err := f.Call(ctx); err != nil {
 			t.Fatal(err)
@@ -39,8 +39,8 @@ func instantiate(t *testing.T, wasm []byte, limit uint64) api.Module {
 
 // TestInstrumentKeepsBehaviour runs every export of a module that uses
 // each kind of instruction immediate in the original and the rewritten
-// module: the results must be the same, and the stack counter back at zero
-// after each call.
+// module: the results must be the same, and the stack budget back where it
+// started after each call.
 func TestInstrumentKeepsBehaviour(t *testing.T) {
 	wasm, err := os.ReadFile(plugintest.BuildWat(t, "testdata/kitchen.wat"))
 	if err != nil {
@@ -60,7 +60,7 @@ func TestInstrumentKeepsBehaviour(t *testing.T) {
 		t.Fatal(err)
 	}
 	guarded := instantiate(t, res.Module, 1<<20)
-	used := guarded.ExportedGlobal(wasmguard.UsedExport)
+	budget := guarded.ExportedGlobal(wasmguard.StackExport)
 	exports := orig.ExportedFunctionDefinitions()
 	if len(exports) < 10 {
 		t.Fatalf("%d exports", len(exports))
@@ -77,8 +77,8 @@ func TestInstrumentKeepsBehaviour(t *testing.T) {
 		if len(got) != len(want) || len(got) > 0 && got[0] != want[0] {
 			t.Errorf("%s: instrumented %v, original %v", name, got, want)
 		}
-		if u := used.Get(); u != 0 {
-			t.Errorf("%s: the stack counter is %d after the call", name, u)
+		if b := budget.Get(); b != 1<<20 {
+			t.Errorf("%s: the stack budget is %d after the call", name, int64(b))
 		}
 	}
 	if got, _ := guarded.ExportedFunction("started").Call(ctx); got[0] != 42 {
@@ -86,8 +86,8 @@ func TestInstrumentKeepsBehaviour(t *testing.T) {
 	}
 }
 
-// TestStackLimit: recursion traps exactly when the counted frames pass the
-// limit, and deeper limits allow deeper recursion.
+// TestStackLimit: recursion traps when the counted frames exhaust the
+// budget, and a larger budget allows deeper recursion.
 func TestStackLimit(t *testing.T) {
 	wasm, err := os.ReadFile(plugintest.BuildWat(t, "testdata/kitchen.wat"))
 	if err != nil {
@@ -109,13 +109,11 @@ func TestStackLimit(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "unreachable") {
 		t.Fatalf("fib(25) within 1000 bytes: %v", err)
 	}
-	used := mod.ExportedGlobal(wasmguard.UsedExport).Get()
-	limit := mod.ExportedGlobal(wasmguard.LimitExport).Get()
-	if used <= limit {
-		t.Errorf("after the trap the counter (%d) is not past the limit (%d)", used, limit)
+	if b := int64(mod.ExportedGlobal(wasmguard.StackExport).Get()); b != -1 {
+		t.Errorf("after the trap the budget is %d, not -1", b)
 	}
-	// A fresh instance starts at limit 0: nothing runs before the host
-	// sets it.
+	// A fresh instance starts with a budget of 0: nothing runs before the
+	// host sets it.
 	rt := wazero.NewRuntime(ctx)
 	defer rt.Close(ctx)
 	fresh, err := rt.InstantiateWithConfig(ctx, res.Module, wazero.NewModuleConfig().WithStartFunctions())
@@ -262,4 +260,40 @@ func FuzzInstrument(f *testing.F) {
 			t.Fatalf("second pass: %v", err)
 		}
 	})
+}
+
+// BenchmarkCallOverhead is the cost of 1000 calls of a leaf function in a
+// loop, in the original module and rewritten (the stack accounting adds a
+// global read, a compare and two global writes to each call).
+func BenchmarkCallOverhead(b *testing.B) {
+	wasm, err := os.ReadFile(plugintest.BuildWat(b, "testdata/calls.wat"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := wasmguard.Instrument(wasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		wasm []byte
+	}{{"original", wasm}, {"guarded", res.Module}} {
+		b.Run(c.name, func(b *testing.B) {
+			rt := wazero.NewRuntime(ctx)
+			defer rt.Close(ctx)
+			mod, err := rt.InstantiateWithConfig(ctx, c.wasm, wazero.NewModuleConfig().WithStartFunctions())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if g := mod.ExportedGlobal(wasmguard.StackExport); g != nil {
+				g.(api.MutableGlobal).Set(1 << 20)
+			}
+			run := mod.ExportedFunction("run")
+			for b.Loop() {
+				if _, err := run.Call(ctx, 1000); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

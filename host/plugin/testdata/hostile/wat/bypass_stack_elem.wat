@@ -1,6 +1,6 @@
-;; @attack puts function index 7, which it does not have (where the host moves
-;;         the body of $recurse, past its thunk), into a table, to reach it through call_indirect. Built
-;;         without validation (--no-check).
+;; @attack puts function index 7, which it does not have, into a table, to
+;;         reach whatever the host might add there through call_indirect.
+;;         Built without validation (--no-check).
 ;; @host   refuses the module at load (plugin_invalid_module).
 ;; @build  --no-check
 ;; @load   plugin_invalid_module "function index 7 is out of range"

@@ -1,7 +1,8 @@
-;; @attack exports the host's stack limit under its own name, "apconnect:stack_limit",
-;;         hoping that the host sets or reads its global instead of the real one.
-;; @host   refuses the module at load: the apconnect: export names are the host's
-;;         (plugin_invalid_module).
+;; @attack exports a global of its own as "apconnect:stack_budget", the name
+;;         of the host's stack budget, hoping that the host sets or reads it
+;;         instead of the real one.
+;; @host   refuses the module at load: export names starting with
+;;         "apconnect:" are the host's (plugin_invalid_module).
 ;; @load   plugin_invalid_module "reserved for the host"
 (module
   (import "apconnect" "input" (func $input (param i32)))
@@ -17,7 +18,7 @@
     (call $output (local.get $p) (i32.sub (local.get $q) (local.get $p))))
   (memory (export "memory") 1)
   (data (i32.const 1024) "{\"name\":\"bypass_stack_export\",\"version\":\"1\",\"abi_version\":1}\00")
-  (global $fake (export "apconnect:stack_limit") (mut i64) (i64.const 0x7fffffffffffffff))
+  (global $fake (export "apconnect:stack_budget") (mut i64) (i64.const 0x7fffffffffffffff))
   (func (export "apconnect_call") (param $op i32) (param $n i32) (result i32)
     (if (i32.eq (local.get $op) (i32.const 1))
       (then (call $emit (i32.const 1024)) (return (i32.const 0))))

@@ -1,7 +1,7 @@
-;; @attack tries to reset the host's stack counter: the host appends its
-;;         counter and limit after the module's own globals, so this module
-;;         (one global of its own) writes global 1 and 2, indices it does not
-;;         have, while it recurses. Built without validation (--no-check).
+;; @attack tries to refill the host's stack budget: the host appends its
+;;         budget after the module's own globals, so this module (one global of
+;;         its own) writes global 1, an index it does not have, while it
+;;         recurses. Built without validation (--no-check).
 ;; @host   refuses the module at load: its code names a global index beyond
 ;;         its own (plugin_invalid_module).
 ;; @build  --no-check
@@ -22,8 +22,7 @@
   (data (i32.const 1024) "{\"name\":\"bypass_stack_global\",\"version\":\"1\",\"abi_version\":1,\"tools\":[{\"name\":\"recurse\",\"description\":\"misbehaves\",\"input_schema\":{\"type\":\"object\"}}]}\00")
   (global $mine (mut i64) (i64.const 0))
   (func $recurse
-    (global.set 1 (i64.const 0))
-    (global.set 2 (i64.const 0x7fffffffffffffff))
+    (global.set 1 (i64.const 0x7fffffffffffffff))
     (call $recurse))
   (func (export "apconnect_call") (param $op i32) (param $n i32) (result i32)
     (if (i32.eq (local.get $op) (i32.const 1))
