@@ -203,12 +203,7 @@ func (c *sealedCache) begin(module []byte, digest string, noEntry bool) (*sealed
 // unseal checks the sealed entry and writes wazero's entry into the
 // private directory; false on a miss or a bad entry (which is removed).
 func (l *sealedLoad) unseal() bool {
-	f, err := os.Open(l.entry)
-	if err != nil {
-		return false
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxSealedEntry+1))
-	f.Close()
+	data, err := readBounded(l.entry, maxSealedEntry)
 	if err != nil {
 		return false
 	}
@@ -251,22 +246,25 @@ func (l *sealedLoad) open(data []byte) (string, []byte, error) {
 	if !hmac.Equal(sum, mac.Sum(nil)) {
 		return "", nil, errors.New("the HMAC does not match: not sealed with this cache's key, or altered")
 	}
-	r := bytes.NewReader(body)
-	magic := make([]byte, len(sealedMagic))
-	var compiled [32]byte
-	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != sealedMagic {
+	if string(body[:len(sealedMagic)]) != sealedMagic {
 		return "", nil, errors.New("not a sealed entry")
 	}
-	if _, err := io.ReadFull(r, compiled[:]); err != nil || compiled != l.compiled {
+	rest := body[len(sealedMagic):]
+	if !bytes.Equal(rest[:32], l.compiled[:]) {
 		return "", nil, errors.New("sealed for another module")
 	}
-	digest, err1 := readField(r)
-	wazDir, err2 := readField(r)
-	name, err3 := readField(r)
-	payload, err4 := readField(r)
-	if err := errors.Join(err1, err2, err3, err4); err != nil || r.Len() != 0 {
+	rest = rest[32:]
+	var fields [4][]byte
+	for i := range fields {
+		var ok bool
+		if fields[i], rest, ok = cutField(rest); !ok {
+			return "", nil, errors.New("malformed")
+		}
+	}
+	if len(rest) != 0 {
 		return "", nil, errors.New("malformed")
 	}
+	digest, wazDir, name, payload := fields[0], fields[1], fields[2], fields[3]
 	switch {
 	case string(digest) != l.digest:
 		return "", nil, errors.New("sealed for a module of another digest")
@@ -285,18 +283,37 @@ func writeField(b *bytes.Buffer, v []byte) {
 	b.Write(v)
 }
 
-func readField(r *bytes.Reader) ([]byte, error) {
-	var n [8]byte
-	if _, err := io.ReadFull(r, n[:]); err != nil {
+// cutField splits a length-prefixed field off b, without copying.
+func cutField(b []byte) (field, rest []byte, ok bool) {
+	if len(b) < 8 {
+		return nil, nil, false
+	}
+	size := binary.BigEndian.Uint64(b[:8])
+	if size > uint64(len(b)-8) {
+		return nil, nil, false
+	}
+	return b[8 : 8+size], b[8+size:], true
+}
+
+// readBounded reads a whole file of at most max bytes in one allocation.
+func readBounded(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
 		return nil, err
 	}
-	size := binary.BigEndian.Uint64(n[:])
-	if size > uint64(r.Len()) {
-		return nil, io.ErrUnexpectedEOF
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
-	v := make([]byte, size)
-	_, err := io.ReadFull(r, v)
-	return v, err
+	if !st.Mode().IsRegular() || st.Size() > max {
+		return nil, errors.New("not a regular file of a sensible size")
+	}
+	data := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, err
+	}
+	return data, nil
 }
 
 // finish runs after a successful compilation: after a miss it seals the
@@ -311,7 +328,7 @@ func (l *sealedLoad) finish() {
 	if err != nil || len(files) != 1 || !wazeroEntryName.MatchString(files[0].Name()) {
 		return // nothing (or something unexpected) to keep
 	}
-	payload, err := os.ReadFile(filepath.Join(l.tmp, l.wazDir, files[0].Name()))
+	payload, err := readBounded(filepath.Join(l.tmp, l.wazDir, files[0].Name()), maxSealedEntry)
 	if err != nil {
 		return
 	}

@@ -593,7 +593,8 @@ func (m *module) rewrite() (*Result, error) {
 // turned into a branch to that block's end, and an epilogue that puts the
 // budget back.
 func guardBody(groups uint32, groupBytes, code []byte, returns []returnSite, bt []byte, budget, saved uint32, weight uint64) []byte {
-	b := appendU32(nil, groups+1)
+	b := make([]byte, 0, len(groupBytes)+len(code)+5*len(returns)+80)
+	b = appendU32(b, groups+1)
 	b = append(b, groupBytes...)
 	b = append(b, 1, 0x7e) // the saved budget
 	// Prologue.
@@ -732,7 +733,13 @@ func scanElement(r *reader, ic indexChecker) error {
 // start section dropped.
 func (m *module) write(bodies [][]byte, extraTypes [][]byte, globalEntries, tables []byte, tableCount uint32,
 	exports []byte, exportCount uint32, budgetIdx uint32) []byte {
-	out := append([]byte(nil), "\x00asm\x01\x00\x00\x00"...)
+	// The rewritten module is the original's sections plus, per function,
+	// a prologue, an epilogue and a local (well under 96 bytes).
+	total := 8 + 4096 + 96*len(bodies)
+	for _, s := range m.sections {
+		total += len(s.body) + 6
+	}
+	out := append(make([]byte, 0, total), "\x00asm\x01\x00\x00\x00"...)
 
 	typeSec := appendU32(nil, uint32(len(m.types)+len(extraTypes)))
 	if body := m.section(secType); body != nil {
@@ -766,7 +773,11 @@ func (m *module) write(bodies [][]byte, extraTypes [][]byte, globalEntries, tabl
 		exportSec = appendU32(exportSec, e.idx)
 	}
 
-	codeSec := appendU32(nil, uint32(len(bodies)))
+	size := 0
+	for _, b := range bodies {
+		size += len(b) + 5
+	}
+	codeSec := appendU32(make([]byte, 0, size+5), uint32(len(bodies)))
 	for _, b := range bodies {
 		codeSec = appendU32(codeSec, uint32(len(b)))
 		codeSec = append(codeSec, b...)

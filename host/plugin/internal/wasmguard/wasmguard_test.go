@@ -297,3 +297,18 @@ func BenchmarkCallOverhead(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkInstrumentGoPlugin is the rewrite of a real Go plugin (the SDK
+// test plugin, about 5 MB), which every load pays.
+func BenchmarkInstrumentGoPlugin(b *testing.B) {
+	wasm, err := gobuild.Build("../../testdata/full")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(wasm)))
+	for b.Loop() {
+		if _, err := wasmguard.Instrument(wasm); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
