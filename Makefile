@@ -13,7 +13,7 @@ FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')
 
-.PHONY: all build plugins test test-tools lint bench fuzz demo clean
+.PHONY: all build plugins test test-tools lint bench fuzz demo clean conformance
 
 all: build
 
@@ -61,6 +61,15 @@ test: lint build test-tools
 # hostile-plugin corpus; the tests fail, never skip, without it.
 test-tools:
 	@command -v wat2wasm >/dev/null || { echo "make test needs wat2wasm from WABT (Debian/Ubuntu: apt-get install wabt; macOS: brew install wabt)"; exit 1; }
+
+## conformance: the official MCP conformance suite (npm, installed here with
+## npm ci) against apconnect serve, at MCP 2025-11-25 and 2026-07-28
+CONFORMANCE_DIR := test/conformance
+$(CONFORMANCE_DIR)/node_modules/.installed: $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package-lock.json
+	cd $(CONFORMANCE_DIR) && npm ci --no-audit --no-fund
+	touch $@
+conformance: $(CONFORMANCE_DIR)/node_modules/.installed
+	$(GO) test -tags conformance -count=1 -v -run '^TestConformance$$' ./$(CONFORMANCE_DIR)/
 
 ## bench: Go benchmarks, summarized in bench/report.json
 bench:

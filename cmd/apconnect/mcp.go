@@ -30,6 +30,12 @@ agent_protocols_* tools, the agent-protocols:// resources with subscriptions,
 and progress notifications for long syncs. It speaks MCP 2025-11-25 and
 2026-07-28 (and the versions before them), whichever the client asks for.
 
+stdin carries one JSON-RPC message per line, and no input ends the process: a
+line that is not JSON is answered with -32700, one that is not a valid request
+with -32600 (with its id when it has one), a line over 4 MiB or nested deeper
+than 160 levels with -32600 saying so. A call cancelled with
+notifications/cancelled stops and gets no answer.
+
 Every call signs as one identity of the home: --agent names it, else the
 config's default identity. The key's passphrase comes from
 APCONNECT_PASSPHRASE or the identity's passphrase_file; there is no prompt,
@@ -78,7 +84,7 @@ func runMCP(ctx context.Context, e *env, home, agent string, logger *slog.Logger
 	defer a.reportPlugins(ctx, "mcp")()
 	srv := mcpserver.New(a.conn, mcpserver.Options{Version: versionString(), Logger: logger})
 	logger.Info("serving MCP over stdio", "identity", a.ident.Name, "agent_id", a.conn.AgentID(), "home", a.cfg.Home())
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: writeCloser(e.stdout)})
+	err = srv.Run(ctx, mcpserver.NewStdioTransport(readCloser(e.stdin), writeCloser(e.stdout), mcpserver.StdioOptions{Logger: logger}))
 	switch {
 	case ctx.Err() != nil:
 		logger.Info("stopping on a signal")

@@ -30,10 +30,18 @@ it is compared in constant time. Requests whose Host header is not the
 loopback listener (DNS rebinding) and browser requests from a non-loopback
 Origin are refused with 403.
 
-Each MCP session (Mcp-Session-Id) has its own presented room heads. Sessions
-are stateful, so clients speak MCP 2025-11-25 here (a 2026-07-28 client is
-told so and falls back); use "apconnect mcp" over stdio for 2026-07-28. It
-stops cleanly on SIGINT or SIGTERM.`,
+It speaks MCP 2025-11-25 (and earlier) in stateful sessions, each with its
+own presented room heads (Mcp-Session-Id), and MCP 2026-07-28 statelessly:
+no session, and presented heads kept per client program (the clientInfo
+name and version each request carries). Malformed requests get a JSON-RPC
+error with the Streamable HTTP status (400, 404, 413).
+
+Connections are limited: headers must arrive within 5 s, idle keep-alive
+connections close after 60 s, and at most 64 connections are kept (fewer
+under a low file descriptor limit); when full, the oldest connection that
+never presented the token is closed first, so idle connections of other
+local processes cannot lock the token holder out. It stops cleanly on SIGINT
+or SIGTERM.`,
 		example: `apconnect serve --home ~/.config/apconnect --listen 127.0.0.1:8765
 claude mcp add --transport http apconnect http://127.0.0.1:8765/mcp \
     --header "Authorization: Bearer $(cat ~/.config/apconnect/http.token)"`,
@@ -85,8 +93,8 @@ claude mcp add --transport http apconnect http://127.0.0.1:8765/mcp \
 				}
 				a.conn.Start(ctx)
 				defer a.reportPlugins(ctx, "serve")()
-				hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
-					BaseContext: func(net.Listener) context.Context { return ctx }}
+				hs, capped := mcpserver.NewHTTPServer(ln, h, mcpserver.ServeLimits{Logger: logger})
+				hs.BaseContext = func(net.Listener) context.Context { return ctx }
 				fmt.Fprintf(e.stdout, "apconnect serve listening on http://%s%s as %s (%s)\n", ln.Addr(), mcpserver.HTTPPath, a.ident.Name, a.conn.AgentID())
 				note := ""
 				if created {
@@ -95,7 +103,7 @@ claude mcp add --transport http apconnect http://127.0.0.1:8765/mcp \
 				fmt.Fprintf(e.stdout, "bearer token file: %s%s\n", tokenFile, note)
 				logger.Info("serving MCP over loopback HTTP", "addr", ln.Addr().String(), "identity", a.ident.Name)
 				errc := make(chan error, 1)
-				go func() { errc <- hs.Serve(ln) }()
+				go func() { errc <- hs.Serve(capped) }()
 				select {
 				case err := <-errc:
 					return err

@@ -22,14 +22,27 @@ func (r *Room) VerifyRecord(rules *Rules, rec *Record, opt CheckOptions) error {
 
 // verifyContent is VerifyRecord after the link check.
 func (r *Room) verifyContent(rules *Rules, rec *Record, opt CheckOptions) error {
+	if rec.Envelope != nil {
+		if err := rec.Envelope.Verify(); err != nil {
+			return withPointerPrefix(err, "/envelope")
+		}
+	}
+	return r.CheckRecord(rules, rec, opt)
+}
+
+// CheckRecord is the part of VerifyRecord that depends on room state: for a
+// redacted record, that its type is known to the room; otherwise Check at
+// the record's accepted_at (opt.Now is overridden) as a reader judges it,
+// under the union of the current rules and the 0f87fee drafts'. It is for a
+// caller that checked the record's link, hashes and signature itself (for
+// example in parallel, ahead of the records before it); errors about the
+// envelope point into the record ("/envelope/…").
+func (r *Room) CheckRecord(rules *Rules, rec *Record, opt CheckOptions) error {
 	if rec.Envelope == nil {
 		if _, err := ClassOf(rec.Type(), r.Types); err != nil {
 			return withPointerPrefix(err, "")
 		}
 		return nil
-	}
-	if err := rec.Envelope.Verify(); err != nil {
-		return withPointerPrefix(err, "/envelope")
 	}
 	opt.Now = rec.AcceptedAt
 	opt.dialect = historical

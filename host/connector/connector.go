@@ -38,6 +38,12 @@ const (
 	DefaultStatusTTL = 15 * time.Second
 	// DefaultProfileTTL is how long a verified profile serves reads.
 	DefaultProfileTTL = 10 * time.Minute
+	// DefaultSyncRecordsPerCall and DefaultSyncTimePerCall bound the
+	// records one sync verifies and the time it takes before it returns
+	// and continues in the background: a host serving an endless (validly
+	// signed) history cannot hold a tool call forever.
+	DefaultSyncRecordsPerCall = 20000
+	DefaultSyncTimePerCall    = 15 * time.Second
 )
 
 // Options configure a Connector.
@@ -77,6 +83,15 @@ type Options struct {
 	ClaimLease time.Duration
 	// Workers bounds parallel signature verification (GOMAXPROCS when 0).
 	Workers int
+	// SyncRecordsPerCall and SyncTimePerCall bound one sync of a room
+	// (DefaultSyncRecordsPerCall, DefaultSyncTimePerCall when zero). A sync
+	// that reaches either returns what it verified, marks the room
+	// catching_up, and continues in the background until the host's end.
+	SyncRecordsPerCall int
+	SyncTimePerCall    time.Duration
+	// HistoryPage is the number of records asked for per history read
+	// (DefaultHistoryPage when zero; hosts cap it at 1000).
+	HistoryPage int
 	// Plugins is the registry of loaded WebAssembly plugins
 	// (host/pluginhost builds it from the config's [[plugins]]): every
 	// plugin in it adds its validators, watchers, tools and type packs, and
@@ -127,14 +142,20 @@ type Connector struct {
 	pluginMu   sync.Mutex
 	pluginErrs map[string]string
 
-	// submitMu serializes signing and submitting the agent's writes in
-	// this process, so hosts receive its nonces in increasing order.
-	submitMu sync.Mutex
-	profMu   sync.Mutex
+	// submitLocks serialize signing and submitting the agent's writes to
+	// one service (keyed by submitKey) in this process, so each service
+	// receives its nonces in increasing order; writes to other services do
+	// not wait for a slow one.
+	submitLocks keyedLocks
+	profMu      sync.Mutex
 
 	bgMu     sync.Mutex
 	bgCancel context.CancelFunc
 	bgDone   chan struct{}
+
+	// catchUp tracks rooms whose sync stopped at its bound and goes on in
+	// the background (see continueSync).
+	catchUp catchUps
 }
 
 // hostState is one configured host.
@@ -178,6 +199,15 @@ func New(ctx context.Context, opts Options) (*Connector, error) {
 	}
 	if opts.ClaimLease <= 0 {
 		opts.ClaimLease = DefaultClaimLease
+	}
+	if opts.SyncRecordsPerCall <= 0 {
+		opts.SyncRecordsPerCall = DefaultSyncRecordsPerCall
+	}
+	if opts.SyncTimePerCall <= 0 {
+		opts.SyncTimePerCall = DefaultSyncTimePerCall
+	}
+	if opts.HistoryPage <= 0 || opts.HistoryPage > DefaultHistoryPage {
+		opts.HistoryPage = DefaultHistoryPage
 	}
 	if opts.Packs == nil {
 		opts.Packs = &adp.HTTPSPackFetcher{}
@@ -239,6 +269,7 @@ func New(ctx context.Context, opts Options) (*Connector, error) {
 	}
 	c.initPlugins(opts)
 	c.live = newLiveManager(c)
+	c.catchUp.ctx, c.catchUp.cancel = context.WithCancel(context.Background())
 	return c, nil
 }
 
@@ -282,6 +313,7 @@ func (c *Connector) Close() error {
 		cancel()
 		<-done
 	}
+	c.catchUp.stop()
 	return c.store.Close()
 }
 

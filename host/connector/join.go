@@ -284,14 +284,17 @@ func (c *Connector) directJoinFromResource(ctx context.Context, rr *roomRef, rol
 	}
 	ev := identity.Event{Protocol: identity.ProtocolDiscourse, Type: adp.TypeRoomJoin, Actor: c.self, CreatedAt: c.nowMS(), Payload: pv,
 		RoomID: ptr(rr.roomID), BaseSeq: ptr(anchor.Seq), BaseHash: ptr(anchor.Hash)}
-	c.submitMu.Lock()
+	sl := c.submitLocks.get(submitKey(rr.h.origin))
+	if err := sl.Lock(ctx); err != nil {
+		return false, nil, err
+	}
 	env, obID, err := c.signToOutbox(ctx, store.OutboxRoomEvent, rr.h.origin, rr.roomID, anchor.Seq, ev)
 	if err != nil {
-		c.submitMu.Unlock()
+		sl.Unlock()
 		return false, nil, err
 	}
 	rec, err := c.submitRoomEvent(ctx, rr.h, rr.roomID, obID, env)
-	c.submitMu.Unlock()
+	sl.Unlock()
 	if err != nil {
 		var ce *Error
 		if !errors.As(err, &ce) || ce.Code != CodeSubmissionPending {

@@ -65,7 +65,9 @@ func (c *Connector) resubmit(ctx context.Context, e *store.OutboxEntry) bool {
 	}
 	release := func(err error) bool {
 		now := c.nowMS()
-		_ = c.store.Write(ctx, func(tx *store.Tx) error { return tx.ReleaseOutbox(ctx, e.ID, now, err.Error()) })
+		c.outboxWrite(ctx, "releasing an outbox entry", e.ID, func(ctx context.Context, tx *store.Tx) error {
+			return tx.ReleaseOutbox(ctx, e.ID, now, err.Error())
+		})
 		return false
 	}
 	switch e.Kind {

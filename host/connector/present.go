@@ -62,6 +62,7 @@ func (c *Connector) syncStateRow(ctx context.Context, q store.Q, host string, ro
 	if f := row.Failure; f != nil {
 		s.Verification = &Verification{Status: "failed", Seq: f.Seq, Code: f.Code, Message: f.Message, At: f.At}
 	}
+	s.CatchingUp = c.catchUp.active(row.Key)
 	return s, nil
 }
 

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 
+	"sync"
+	"time"
+
 	"apconnect/host/adp"
 	"apconnect/host/client"
 	"apconnect/host/identity"
@@ -12,12 +15,15 @@ import (
 	"apconnect/host/store"
 )
 
-// historyPage is the page size of history reads (hosts cap it at 1000).
-const historyPage = 1000
+// DefaultHistoryPage is the page size of history reads (hosts cap it at
+// 1000).
+const DefaultHistoryPage = 1000
 
-// lock keys: syncs of a room are serialized, and so are its writes.
+// lock keys: syncs of a room are serialized, and so are its writes, and
+// the signed submissions to one service.
 type syncKey int64
 type writeKey int64
+type submitKey string
 
 // syncOptions tune syncRoom.
 type syncOptions struct {
@@ -26,6 +32,8 @@ type syncOptions struct {
 	// resync may clear a verification failure mark: the records are read
 	// again from the last verified one, and a clean pass clears the mark.
 	resync bool
+	// background is a round of a catch-up continuation.
+	background bool
 }
 
 // syncRoom brings a room up to date with its host: optionally the room
@@ -35,7 +43,9 @@ type syncOptions struct {
 // is applied), or an error when the host could not be read.
 func (c *Connector) syncRoom(ctx context.Context, h *hostState, key int64, roomID string, opt syncOptions) (*room.Failure, error) {
 	mu := c.locks.get(syncKey(key))
-	mu.Lock()
+	if err := mu.Lock(ctx); err != nil {
+		return nil, err
+	}
 	defer mu.Unlock()
 	if opt.resource {
 		res, err := h.client.Room(ctx, roomID)
@@ -62,6 +72,7 @@ func (c *Connector) syncRoom(ctx context.Context, h *hostState, key int64, roomI
 	pages := make(chan fetchedPage, 1)
 	go c.fetchPages(pctx, h, roomID, pos.SyncedSeq, pages)
 	first := true
+	start, applied := time.Now(), 0
 	for pg := range pages {
 		if pg.err != nil {
 			if code := adp.ErrorCode(pg.err); code == adp.CodeInvalidRecord || code == adp.CodeChainBroken {
@@ -72,12 +83,14 @@ func (c *Connector) syncRoom(ctx context.Context, h *hostState, key int64, roomI
 				if err != nil {
 					return nil, wrap(err)
 				}
+				c.catchUp.done(key)
 				return c.markFailed(ctx, key, cur, &room.Failure{Seq: cur.SyncedSeq + 1, Code: code,
 					Message: "the host served an invalid history page: " + pg.err.Error()})
 			}
 			return nil, wrap(pg.err)
 		}
 		if len(pg.prep.Records()) == 0 {
+			c.catchUp.done(key)
 			if first && pos.Failed && opt.resync {
 				// Nothing failing to read: the resync is clean.
 				if err := c.clearFailure(ctx, key, pos); err != nil {
@@ -87,12 +100,95 @@ func (c *Connector) syncRoom(ctx context.Context, h *hostState, key int64, roomI
 			return nil, nil
 		}
 		first = false
-		_, f, err := c.applyPrepared(ctx, h, key, pg.prep, opt.resync)
+		n, f, err := c.applyPrepared(ctx, h, key, pg.prep, opt.resync)
+		if f != nil {
+			c.catchUp.done(key)
+		}
 		if err != nil || f != nil {
 			return f, err
 		}
+		applied += n
+		if applied >= c.opts.SyncRecordsPerCall || time.Since(start) >= c.opts.SyncTimePerCall {
+			// The bound of one call: return what is verified and go on in
+			// the background (the history may be long, or never end).
+			c.continueSync(h, key, roomID, opt.background)
+			return nil, nil
+		}
+	}
+	// The last page was full-length without a cursor, or the fetch ended:
+	// the host's end was reached.
+	if ctx.Err() == nil {
+		c.catchUp.done(key)
 	}
 	return nil, nil
+}
+
+// catchUps are the rooms whose bounded sync goes on in the background, at
+// most one continuation per room.
+type catchUps struct {
+	mu     sync.Mutex
+	rooms  map[int64]bool // room key → a continuation is running
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// active reports whether a room's sync is catching up.
+func (cu *catchUps) active(key int64) bool {
+	cu.mu.Lock()
+	defer cu.mu.Unlock()
+	return cu.rooms[key]
+}
+
+// done records that a room's sync reached the host's end.
+func (cu *catchUps) done(key int64) {
+	cu.mu.Lock()
+	defer cu.mu.Unlock()
+	delete(cu.rooms, key)
+}
+
+// stop ends every continuation and waits for them.
+func (cu *catchUps) stop() {
+	if cu.cancel != nil {
+		cu.cancel()
+	}
+	cu.wg.Wait()
+}
+
+// continueSync marks a room as catching up and, unless one runs already (or
+// the caller is one), starts a background continuation: bounded syncs one
+// after the other while the room is catching up, until a round fails or
+// the connector closes.
+func (c *Connector) continueSync(h *hostState, key int64, roomID string, fromBackground bool) {
+	cu := &c.catchUp
+	cu.mu.Lock()
+	defer cu.mu.Unlock()
+	if cu.rooms == nil {
+		cu.rooms = map[int64]bool{}
+	}
+	running := cu.rooms[key]
+	cu.rooms[key] = true
+	if running || fromBackground || cu.ctx.Err() != nil {
+		return
+	}
+	cu.wg.Add(1)
+	go func() {
+		defer cu.wg.Done()
+		for cu.ctx.Err() == nil && cu.active(key) {
+			if _, err := c.syncRound(cu.ctx, h, key, roomID); err != nil {
+				c.log.Debug("background catch-up stopped", "room", roomID, "err", err)
+				break
+			}
+		}
+		cu.done(key)
+		c.wake.notify()
+	}()
+}
+
+// syncRound is one bounded sync of a background continuation. It may not
+// start another continuation: it reports through catchUp instead.
+func (c *Connector) syncRound(ctx context.Context, h *hostState, key int64, roomID string) (*room.Failure, error) {
+	return c.syncRoom(ctx, h, key, roomID, syncOptions{background: true})
 }
 
 // fetchedPage is one history page, prepared, or the error reading it.
@@ -109,7 +205,7 @@ func (c *Connector) fetchPages(ctx context.Context, h *hostState, roomID string,
 	defer close(out)
 	sent := false
 	for {
-		page, err := h.client.Events(ctx, roomID, client.EventsQuery{AfterSeq: after, Limit: historyPage})
+		page, err := h.client.Events(ctx, roomID, client.EventsQuery{AfterSeq: after, Limit: c.opts.HistoryPage})
 		if err != nil {
 			select {
 			case out <- fetchedPage{err: err}:
@@ -127,7 +223,7 @@ func (c *Connector) fetchPages(ctx context.Context, h *hostState, roomID string,
 			return
 		}
 		sent = true
-		if len(page.Items) == 0 || len(page.Items) < historyPage && page.NextCursor == "" {
+		if len(page.Items) == 0 || len(page.Items) < c.opts.HistoryPage && page.NextCursor == "" {
 			return
 		}
 		after = page.Items[len(page.Items)-1].Seq

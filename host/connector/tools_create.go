@@ -130,15 +130,18 @@ func (c *Connector) acceptCreated(ctx context.Context, h *hostState, env *identi
 func submitSigned[T any](c *Connector, ctx context.Context, kind, service, roomID string, ev identity.Event,
 	send func(*identity.Envelope) (T, error), done func(T) json.RawMessage) (T, *identity.Envelope, int64, error) {
 	var zero T
+	sl := c.submitLocks.get(submitKey(service))
 	for attempt := 0; ; attempt++ {
-		c.submitMu.Lock()
+		if err := sl.Lock(ctx); err != nil {
+			return zero, nil, 0, err
+		}
 		env, obID, err := c.signToOutbox(ctx, kind, service, roomID, 0, ev)
 		if err != nil {
-			c.submitMu.Unlock()
+			sl.Unlock()
 			return zero, nil, 0, err
 		}
 		res, err := sendUnknownSafe(c, ctx, obID, func() (T, error) { return send(env) })
-		c.submitMu.Unlock()
+		sl.Unlock()
 		if err == nil {
 			if done != nil {
 				c.closeOutbox(ctx, obID, store.OutboxDone, done(res), "")
@@ -183,9 +186,16 @@ func sendUnknownSafe[T any](c *Connector, ctx context.Context, obID int64, send 
 		if !unknownOutcome(err) {
 			return zero, err
 		}
+		now := c.nowMS()
+		c.outboxWrite(ctx, "extending an outbox lease", obID, func(ctx context.Context, tx *store.Tx) error {
+			return tx.TouchOutbox(ctx, obID, now, now+outboxLease.Milliseconds(), err.Error())
+		})
 	}
+	// Released, so the background resubmission may take the entry at once.
 	now := c.nowMS()
-	_ = c.store.Write(context.WithoutCancel(ctx), func(tx *store.Tx) error { return tx.ReleaseOutbox(ctx, obID, now, fmt.Sprint(last)) })
+	c.outboxWrite(ctx, "releasing an outbox entry", obID, func(ctx context.Context, tx *store.Tx) error {
+		return tx.ReleaseOutbox(ctx, obID, now, fmt.Sprint(last))
+	})
 	return zero, &Error{Code: CodeSubmissionPending, Message: "the service could not be reached to confirm the write; it stays signed in the outbox and is resubmitted in the background (never twice)", Err: last}
 }
 

@@ -47,6 +47,9 @@ type SyncState struct {
 	PresentedSeq  int64         `json:"presented_seq,omitempty"`
 	PresentedHash string        `json:"presented_hash,omitempty"`
 	Verification  *Verification `json:"verification,omitempty"`
+	// CatchingUp is set while a sync that stopped at its per-call bound
+	// goes on in the background.
+	CatchingUp bool `json:"catching_up,omitempty"`
 }
 
 // Verification describes a room marked as failing verification: the first

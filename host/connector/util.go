@@ -1,28 +1,54 @@
 package connector
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 
 	"apconnect/host/identity"
 )
 
-// keyedLocks are mutexes by key, created on demand and never removed (the
-// number of keys is the number of rooms touched).
-type keyedLocks struct {
-	mu sync.Mutex
-	m  map[any]*sync.Mutex
+// ctxMutex is a mutex whose Lock gives up when its context ends, so a tool
+// call that is cancelled, or whose deadline passes, stops waiting for a
+// room or a service that another call holds.
+type ctxMutex struct{ ch chan struct{} }
+
+func newCtxMutex() *ctxMutex { return &ctxMutex{ch: make(chan struct{}, 1)} }
+
+// Lock takes the mutex, or returns ctx's error when ctx ends first.
+func (m *ctxMutex) Lock(ctx context.Context) error {
+	select {
+	case m.ch <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case m.ch <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return wrap(ctx.Err())
+	}
 }
 
-func (k *keyedLocks) get(key any) *sync.Mutex {
+// Unlock releases the mutex.
+func (m *ctxMutex) Unlock() { <-m.ch }
+
+// keyedLocks are context-aware mutexes by key, created on demand and never
+// removed (the keys are the rooms touched and the services written to).
+type keyedLocks struct {
+	mu sync.Mutex
+	m  map[any]*ctxMutex
+}
+
+func (k *keyedLocks) get(key any) *ctxMutex {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.m == nil {
-		k.m = map[any]*sync.Mutex{}
+		k.m = map[any]*ctxMutex{}
 	}
 	m, ok := k.m[key]
 	if !ok {
-		m = &sync.Mutex{}
+		m = newCtxMutex()
 		k.m[key] = m
 	}
 	return m

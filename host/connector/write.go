@@ -152,7 +152,9 @@ func holdable(class adp.Class) bool {
 func (c *Connector) write(ctx context.Context, req *writeRequest) (*WriteResult, error) {
 	key := req.rr.row.Key
 	mu := c.locks.get(writeKey(key))
-	mu.Lock()
+	if err := mu.Lock(ctx); err != nil {
+		return nil, err
+	}
 	defer mu.Unlock()
 	h := req.rr.h
 	switch req.typ {
@@ -234,15 +236,19 @@ func (c *Connector) write(ctx context.Context, req *writeRequest) (*WriteResult,
 			return nil, &Error{Code: CodeRateLimited, Message: fmt.Sprintf("local write budget for %s events in this room is spent; retry in %d ms", qc, wait.Milliseconds()),
 				RetryAfter: wait, Data: map[string]any{"retry_after_ms": wait.Milliseconds(), "local": true}}
 		}
-		c.submitMu.Lock()
+		sl := c.submitLocks.get(submitKey(h.origin))
+		if err := sl.Lock(ctx); err != nil {
+			c.buckets.refund(key, string(qc))
+			return nil, err
+		}
 		env, obID, err := c.signToOutbox(ctx, store.OutboxRoomEvent, h.origin, req.rr.roomID, base.Seq, ev)
 		if err != nil {
-			c.submitMu.Unlock()
+			sl.Unlock()
 			c.buckets.refund(key, string(qc))
 			return nil, err
 		}
 		rec, err := c.submitRoomEvent(ctx, h, req.rr.roomID, obID, env)
-		c.submitMu.Unlock()
+		sl.Unlock()
 		if err == nil {
 			return c.sent(ctx, req, rec, obID, pSeq, pOK)
 		}
@@ -390,42 +396,28 @@ func (c *Connector) applyMaxSeenNonce(ctx context.Context, header string) error 
 	}))
 }
 
-// submitRoomEvent posts a signed room event. A network failure or a 5xx
-// leaves the outcome unknown: the exact envelope is resubmitted a few times
-// (idempotent on the host); if that still fails the outbox entry stays
-// pending for the background resubmission and submission_pending is
-// returned.
+// submitRoomEvent posts a signed room event (see sendUnknownSafe for an
+// unknown outcome).
 func (c *Connector) submitRoomEvent(ctx context.Context, h *hostState, roomID string, obID int64, env *identity.Envelope) (*adp.Record, error) {
-	var last error
-	for attempt := 0; attempt < 3; attempt++ {
-		if attempt > 0 {
-			if err := client.Sleep(ctx, time.Duration(attempt*attempt)*150*time.Millisecond); err != nil {
-				break
-			}
-		}
+	rec, err := sendUnknownSafe(c, ctx, obID, func() (*adp.Record, error) {
 		res, err := h.client.Submit(ctx, roomID, env)
-		if err == nil {
-			return res.Record, nil
-		}
-		last = err
-		if !unknownOutcome(err) {
+		if err != nil {
 			return nil, err
 		}
-		now := c.nowMS()
-		_ = c.store.Write(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-			return tx.TouchOutbox(ctx, obID, now, now+outboxLease.Milliseconds(), err.Error())
-		})
+		return res.Record, nil
+	})
+	var ce *Error
+	if errors.As(err, &ce) && ce.Code == CodeSubmissionPending {
+		ce.Data = withData(ce.Data, "event_id", env.Hash)
 	}
-	now := c.nowMS()
-	_ = c.store.Write(context.WithoutCancel(ctx), func(tx *store.Tx) error { return tx.ReleaseOutbox(ctx, obID, now, last.Error()) })
-	return nil, &Error{Code: CodeSubmissionPending, Message: "the host could not be reached to confirm the write; it stays signed in the outbox and is resubmitted in the background (never twice)",
-		Data: map[string]any{"event_id": env.Hash}, Err: last}
+	return rec, err
 }
 
 // unknownOutcome reports whether a write's failure leaves its outcome
-// unknown (the envelope may have been accepted).
+// unknown (the envelope may have been accepted): a network failure, a 5xx,
+// or the call's context ending while the request was in flight.
 func unknownOutcome(err error) bool {
-	if client.IsNetwork(err) {
+	if client.IsNetwork(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
 	var he *client.Error
@@ -435,12 +427,30 @@ func unknownOutcome(err error) bool {
 	return false
 }
 
+// closeOutbox records the outcome of an outbox entry. It runs even when the
+// tool call's context has ended (the outcome is known and must not be
+// lost), within outboxWriteTimeout.
 func (c *Connector) closeOutbox(ctx context.Context, id int64, state string, result []byte, errText string) {
 	now := c.nowMS()
-	if err := c.store.Write(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+	c.outboxWrite(ctx, "closing outbox entry", id, func(ctx context.Context, tx *store.Tx) error {
 		return tx.CloseOutbox(ctx, id, state, result, errText, now)
-	}); err != nil {
-		c.log.Warn("closing outbox entry", "id", id, "err", err)
+	})
+}
+
+// outboxWriteTimeout bounds an outbox bookkeeping write made after the tool
+// call's context ended.
+const outboxWriteTimeout = 10 * time.Second
+
+// outboxWrite runs an outbox bookkeeping transaction detached from the
+// caller's cancellation (a lease released or an entry closed after the
+// agent gave up must still be recorded), bounded by outboxWriteTimeout; a
+// failure is logged, since the entry then keeps its lease and the
+// background resubmission takes it over when the lease ends.
+func (c *Connector) outboxWrite(ctx context.Context, what string, id int64, fn func(ctx context.Context, tx *store.Tx) error) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), outboxWriteTimeout)
+	defer cancel()
+	if err := c.store.Write(dctx, func(tx *store.Tx) error { return fn(dctx, tx) }); err != nil {
+		c.log.Warn(what, "id", id, "err", err)
 	}
 }
 

@@ -32,11 +32,10 @@ import (
 // from a browser page of another origin (Origin, when present, must be a
 // loopback origin).
 //
-// Sessions are stateful: each MCP session has its Mcp-Session-Id, and the
-// connector keeps presented heads per session. The go-sdk answers requests
-// of the sessionless 2026-07-28 protocol on a stateful handler with error
-// -32022 listing the versions it supports, and clients fall back to
-// 2025-11-25; stdio serves both versions.
+// Both MCP eras are served at the one URL (httproute.go): 2025-11-25 and
+// earlier in stateful sessions (Mcp-Session-Id), each with its own
+// presented heads, and 2026-07-28 statelessly, with presented heads kept
+// per client (see server.go).
 
 // HTTPPath is where the MCP endpoint is served.
 const HTTPPath = "/mcp"
@@ -133,6 +132,10 @@ type HTTPOptions struct {
 	Logger *slog.Logger
 	// SessionTimeout closes idle sessions (DefaultSessionTimeout when 0).
 	SessionTimeout time.Duration
+	// MaxBodyBytes bounds a request body (DefaultMaxMessageBytes when 0).
+	MaxBodyBytes int
+	// MaxDepth bounds the nesting of a message (DefaultMaxDepth when 0).
+	MaxDepth int
 }
 
 // HTTPHandler serves srv as Streamable HTTP at HTTPPath behind the
@@ -154,10 +157,7 @@ func HTTPHandler(srv *mcp.Server, o HTTPOptions) (http.Handler, error) {
 	if o.SessionTimeout <= 0 {
 		o.SessionTimeout = DefaultSessionTimeout
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
-		Logger:         slog.New(minLevel{h: o.Logger.Handler(), min: slog.LevelWarn}),
-		SessionTimeout: o.SessionTimeout,
-	})
+	h := newRouter(srv, o)
 	sum := sha256.Sum256([]byte(o.Token))
 	return &guard{next: h, port: port, tokenSum: sum, log: o.Logger}, nil
 }
@@ -172,20 +172,24 @@ type guard struct {
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.hostAllowed(r.Host) {
 		g.log.Debug("refused: Host is not the loopback listener", "host", r.Host, "remote", r.RemoteAddr)
+		w.Header().Set("Connection", "close")
 		http.Error(w, "Forbidden: the Host header must name the loopback listener", http.StatusForbidden)
 		return
 	}
 	if origin := r.Header.Get("Origin"); origin != "" && !loopbackOrigin(origin) {
 		g.log.Debug("refused: foreign Origin", "origin", origin, "remote", r.RemoteAddr)
+		w.Header().Set("Connection", "close")
 		http.Error(w, "Forbidden: cross-origin requests are not allowed", http.StatusForbidden)
 		return
 	}
 	if !g.authorized(r.Header.Get("Authorization")) {
 		g.log.Debug("refused: missing or wrong bearer token", "remote", r.RemoteAddr)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="apconnect"`)
+		w.Header().Set("Connection", "close") // an unauthenticated client keeps no connection
 		http.Error(w, "Unauthorized: present the token of the apconnect home's token file as a bearer token", http.StatusUnauthorized)
 		return
 	}
+	markAuthenticated(r.Context())
 	if r.URL.Path != HTTPPath {
 		http.NotFound(w, r)
 		return

@@ -149,34 +149,47 @@ func TestLoopbackHTTP(t *testing.T) {
 		}
 	}
 
-	// A real MCP client with the token: the default (2026-07-28) client
-	// falls back to 2025-11-25 on this stateful endpoint, and each session
-	// keeps its own presented heads.
-	connect := func() *mcp.ClientSession {
+	// Real MCP clients with the token. At 2025-11-25 each session keeps
+	// its own presented heads; at 2026-07-28 (the SDK client's default,
+	// stateless) each client program does, across requests.
+	connect := func(name, protocol string) *mcp.ClientSession {
 		hc := &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "0"}, nil).Connect(bg,
-			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "0"}, nil).Connect(bg,
+			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cs.Close() })
 		return cs
 	}
-	one, two := connect(), connect()
-	if v := one.InitializeResult().ProtocolVersion; v != "2025-11-25" {
-		t.Errorf("negotiated %s over HTTP", v)
+	presented := func(cs *mcp.ClientSession, tool string) any {
+		t.Helper()
+		return get(structured(t, pfx+tool, callRaw(t, cs, pfx+tool, obj{"room_id": roomID})), "sync", "presented_seq")
 	}
-	st := structured(t, pfx+"room_state", callRaw(t, one, pfx+"room_state", obj{"room_id": roomID}))
-	if num(get(st, "sync", "presented_seq")) != 1 {
-		t.Fatalf("session one %v", st)
+	for _, c := range []struct {
+		protocol         string
+		oneName, twoName string
+	}{
+		{"2025-11-25", "http-test", "http-test"},
+		{"2026-07-28", "http-one", "http-two"},
+	} {
+		one, two := connect(c.oneName, c.protocol), connect(c.twoName, c.protocol)
+		if v := one.InitializeResult().ProtocolVersion; v != c.protocol {
+			t.Errorf("negotiated %s over HTTP, want %s", v, c.protocol)
+		}
+		if p := presented(one, "room_state"); num(p) != 1 {
+			t.Fatalf("%s: client one: presented %v", c.protocol, p)
+		}
+		if p := presented(two, "room_members_list"); p != nil {
+			t.Fatalf("%s: client two sees client one's presented head: %v", c.protocol, p)
+		}
+		if p := presented(one, "room_members_list"); num(p) != 1 {
+			t.Fatalf("%s: client one lost its presented head: %v", c.protocol, p)
+		}
 	}
-	ml := structured(t, pfx+"room_members_list", callRaw(t, two, pfx+"room_members_list", obj{"room_id": roomID}))
-	if get(ml, "sync", "presented_seq") != nil {
-		t.Fatalf("session two sees session one's presented head: %v", ml)
-	}
-	ml = structured(t, pfx+"room_members_list", callRaw(t, one, pfx+"room_members_list", obj{"room_id": roomID}))
-	if num(get(ml, "sync", "presented_seq")) != 1 {
-		t.Fatalf("session one lost its presented head: %v", ml)
+	// A second stateless client of the same program shares its heads.
+	if p := presented(connect("http-one", "2026-07-28"), "room_members_list"); num(p) != 1 {
+		t.Fatalf("a client program's heads are not kept across its connections: %v", p)
 	}
 
 	// The handler itself refuses what it cannot guard.
@@ -186,4 +199,109 @@ func TestLoopbackHTTP(t *testing.T) {
 	if _, err := HTTPHandler(alice.srv, HTTPOptions{Addr: addr, Token: "short"}); err == nil {
 		t.Error("a short token was accepted")
 	}
+}
+
+// Cancellation over HTTP stops the work: in a 2025-11-25 session by
+// notifications/cancelled (and the call's stream ends unanswered), at
+// 2026-07-28 by closing the request.
+func TestHTTPCancelStopsWork(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "0"}, nil)
+	started, stopped := make(chan struct{}, 1), make(chan error, 1)
+	mcp.AddTool(srv, &mcp.Tool{Name: "block"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, struct{}, error) {
+		started <- struct{}{}
+		select {
+		case <-ctx.Done():
+			stopped <- ctx.Err()
+			return nil, struct{}{}, ctx.Err()
+		case <-time.After(10 * time.Second):
+			stopped <- nil
+			return &mcp.CallToolResult{}, struct{}{}, nil
+		}
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := strings.Repeat("k", 40)
+	h, err := HTTPHandler(srv, HTTPOptions{Addr: ln.Addr().String(), Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go hs.Serve(ln)
+	defer hs.Close()
+	url := "http://" + ln.Addr().String() + HTTPPath
+	post := func(ctx context.Context, body string, hdr map[string]string) (*http.Response, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		return http.DefaultClient.Do(req)
+	}
+	waitStopped := func(what string) {
+		t.Helper()
+		select {
+		case err := <-stopped:
+			if err == nil {
+				t.Fatalf("%s: the cancelled call ran to its end", what)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: the cancelled call's work did not stop", what)
+		}
+	}
+
+	// A session.
+	resp, err := post(bg, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sess := map[string]string{"Mcp-Session-Id": resp.Header.Get("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}
+	if resp, err := post(bg, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, sess); err == nil {
+		resp.Body.Close()
+	}
+	body := make(chan string, 1)
+	go func() {
+		resp, err := post(bg, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block","arguments":{}}}`, sess)
+		if err != nil {
+			body <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body <- string(b)
+	}()
+	<-started
+	if resp, err := post(bg, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`, sess); err == nil {
+		resp.Body.Close()
+	}
+	waitStopped("session")
+	select {
+	case b := <-body:
+		if strings.Contains(b, `"id":2`) {
+			t.Fatalf("the cancelled call was answered: %s", b)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancelled call's stream did not end")
+	}
+
+	// Stateless: the client closes the request.
+	ctx, cancel := context.WithCancel(bg)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := post(ctx, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"block","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+			map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "block"})
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	<-started
+	cancel()
+	waitStopped("stateless")
+	<-done
 }

@@ -3,7 +3,9 @@ package mcpserver
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -62,6 +64,9 @@ type server struct {
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*sessionState
+	// perClient holds the state of stateless (2026-07-28) HTTP clients,
+	// which outlives the one-request SDK sessions that share it.
+	perClient map[connector.SessionID]*sessionState
 
 	watch *watcher
 }
@@ -104,7 +109,8 @@ func newServer(conn *connector.Connector, opts Options) *server {
 	if opts.ProgressPoll <= 0 {
 		opts.ProgressPoll = DefaultProgressPoll
 	}
-	s := &server{conn: conn, opts: opts, log: opts.Logger, sessions: map[*mcp.ServerSession]*sessionState{}}
+	s := &server{conn: conn, opts: opts, log: opts.Logger, sessions: map[*mcp.ServerSession]*sessionState{},
+		perClient: map[connector.SessionID]*sessionState{}}
 	s.watch = newWatcher(s)
 	s.srv = mcp.NewServer(&mcp.Implementation{
 		Name:    "apconnect",
@@ -120,7 +126,7 @@ func newServer(conn *connector.Connector, opts Options) *server {
 		SubscribeHandler:   s.watch.subscribe,
 		UnsubscribeHandler: s.watch.unsubscribe,
 	})
-	s.srv.AddReceivingMiddleware(s.recoverMiddleware)
+	s.srv.AddReceivingMiddleware(s.codeMiddleware, s.statelessMiddleware, s.recoverMiddleware)
 	if err := AddCatalog(s.srv, s.handlers()); err != nil {
 		panic(err) // a handler table that misses a catalog tool is a build bug
 	}
@@ -151,6 +157,63 @@ func (s *server) session(ss *mcp.ServerSession) *sessionState {
 	st := &sessionState{id: s.sessionID(ss)}
 	s.sessions[ss] = st
 	return st
+}
+
+// Presented heads without a session.
+//
+// Over stateless (2026-07-28) HTTP every request is a session of its own
+// in the SDK, and the protocol gives the server nothing that names one
+// client instance: no session id, only what the request's _meta says
+// (io.modelcontextprotocol/clientInfo: name and version) and the bearer
+// token, which every local client shares. The connector session of such a
+// request is therefore the client program: "http-stateless:" and a hash of
+// clientInfo's name and version (a request without clientInfo counts as
+// one anonymous client). Heads presented to a request are the base of the
+// next write of the same client, across requests; clients with another
+// name or version never see them. Two running instances of one client
+// program share them — a client that must keep them apart speaks
+// 2025-11-25 (one session each) or uses `apconnect mcp` over stdio.
+
+// statelessMiddleware binds a stateless HTTP request's SDK session to its
+// client's connector session before any handler asks for it.
+func (s *server) statelessMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil && ss.ID() == "" {
+			if ex := req.GetExtra(); ex != nil && ex.Header != nil {
+				s.bindClient(ss)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// statelessClientID is the connector session of a stateless HTTP client.
+func statelessClientID(info *mcp.Implementation) connector.SessionID {
+	name, version := "", ""
+	if info != nil {
+		name, version = info.Name, info.Version
+	}
+	sum := sha256.Sum256([]byte(name + "\x00" + version))
+	return connector.SessionID("http-stateless:" + hex.EncodeToString(sum[:12]))
+}
+
+func (s *server) bindClient(ss *mcp.ServerSession) {
+	var info *mcp.Implementation
+	if ip := ss.InitializeParams(); ip != nil {
+		info = ip.ClientInfo
+	}
+	id := statelessClientID(info)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.sessions[ss]; ok {
+		return
+	}
+	st, ok := s.perClient[id]
+	if !ok {
+		st = &sessionState{id: id}
+		s.perClient[id] = st
+	}
+	s.sessions[ss] = st
 }
 
 func (s *server) sessionID(ss *mcp.ServerSession) connector.SessionID {
@@ -186,6 +249,68 @@ func (s *server) recoverMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}()
 		return next(ctx, method, req)
 	}
+}
+
+// notOffered are the methods of capabilities the server does not declare:
+// they are answered -32601, so what a client is told in initialize or
+// server/discover matches what it gets (the SDK would serve empty prompt
+// lists).
+var notOffered = map[string]bool{"prompts/list": true, "prompts/get": true, "completion/complete": true}
+
+// codeMiddleware gives every error a standard JSON-RPC or MCP code: a
+// method of a capability not offered is -32601, a missing resource is
+// -32002 up to 2025-11-25 and -32602 from 2026-07-28 on (SEP-2164), both
+// with the URI in data, and an error a handler returned without a code is
+// -32600 for initialize (a repeated handshake) and -32603 otherwise.
+func (s *server) codeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if notOffered[method] {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q (apconnect offers no prompts or completions)", method)}
+		}
+		res, err := next(ctx, method, req)
+		if err == nil {
+			return res, nil
+		}
+		var we *jsonrpc.Error
+		switch {
+		case errors.As(err, &we) && isResourceNotFound(we):
+			code := int64(codeResourceNotFound)
+			if requestVersion(req) >= statelessProtocol {
+				code = jsonrpc.CodeInvalidParams
+			}
+			return nil, &jsonrpc.Error{Code: code, Message: we.Message, Data: we.Data}
+		case we != nil && we.Code != 0:
+			return nil, err
+		case method == "initialize":
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the request was cancelled: " + err.Error()}
+		default:
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+	}
+}
+
+// isResourceNotFound recognizes mcp.ResourceNotFoundError (the SDK gives it
+// -32602 at every version).
+func isResourceNotFound(we *jsonrpc.Error) bool {
+	return (we.Code == mcp.CodeResourceNotFound || we.Code == codeResourceNotFound) && we.Message == "Resource not found"
+}
+
+// requestVersion is the protocol version a request follows: its own _meta
+// (2026-07-28), else its session's negotiated version.
+func requestVersion(req mcp.Request) string {
+	if p := req.GetParams(); p != nil {
+		if v, ok := p.GetMeta()[mcp.MetaKeyProtocolVersion].(string); ok && v != "" {
+			return v
+		}
+	}
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+		if ip := ss.InitializeParams(); ip != nil {
+			return ip.ProtocolVersion
+		}
+	}
+	return ""
 }
 
 func internalErrorResult() *mcp.CallToolResult {

@@ -194,13 +194,10 @@ func (p *Processor) ProcessPrepared(st *State, prep *Prepared, opt Options) *Res
 		if err != nil {
 			return fail(rec, err)
 		}
-		if rec.Envelope != nil {
-			err := room.Check(p.Rules, rec.Envelope, adp.CheckOptions{
-				Now: rec.AcceptedAt, Records: adp.RecordHashFunc(known), TrustUnknownAnchors: true,
-			})
-			if err != nil {
-				return fail(rec, prefix(err))
-			}
+		// As a reader: the union of the current rules and the 0f87fee
+		// drafts', so histories written by older hosts verify.
+		if err := room.CheckRecord(p.Rules, rec, adp.CheckOptions{Records: adp.RecordHashFunc(known), TrustUnknownAnchors: true}); err != nil {
+			return fail(rec, err)
 		}
 		wasMember := room.IsActiveMember(p.Self)
 		item := NewTimelineItem(rec, room.Types)

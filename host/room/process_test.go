@@ -374,3 +374,30 @@ func TestSteerTargets(t *testing.T) {
 		t.Errorf("a non-member got %v", got)
 	}
 }
+
+// TestProcessReadsOlderHistories checks that the connector's reader follows
+// a room written by a host of the 0f87fee drafts: a steer with a target
+// (the older pack) and a policy with observer_allowed, which a current host
+// refuses.
+func TestProcessReadsOlderHistories(t *testing.T) {
+	c := roomtest.NewChain(t, host, "room1", alice, map[string]any{"types": []any{map[string]any{"use": "adp:moderation/1.0"}}})
+	c.Join(t, bob, "speaker")
+	steer := c.Event(t, alice, "steer.create", map[string]any{"instruction": "Wrap up", "target": bob.ID}, c.Room.Head)
+	if err := c.Room.Check(c.Rules, steer, adp.CheckOptions{Now: c.Now, Records: c}); adp.ErrorCode(err) != adp.CodePayloadSchemaViolation {
+		t.Fatalf("a current host takes the older steer: %v", err)
+	}
+	c.Accept(t, steer)
+	upd := c.Event(t, alice, adp.TypeRoomUpdate, map[string]any{"policy": map[string]any{"observer_allowed": true}}, c.Room.Head)
+	c.Accept(t, upd)
+	res := mustProcess(t, proc(bob.ID), nil, c.Records)
+	if len(res.Applied) != 4 {
+		t.Fatalf("applied %d of 4", len(res.Applied))
+	}
+	// The older steer named bob as its target.
+	if got := kinds(res.Applied[2].Inbox); len(got) != 1 || got[0] != room.KindSteer {
+		t.Fatalf("steer inbox %v", got)
+	}
+	if p := res.State.Room.Policy; p.ObserverAllowed == nil || !*p.ObserverAllowed {
+		t.Fatalf("policy %+v", p)
+	}
+}
