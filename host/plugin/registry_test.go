@@ -13,6 +13,12 @@ import (
 
 func TestRegistry(t *testing.T) {
 	full := loadFull(t, plugin.Limits{})
+	// Two instances, so that the one the looping watcher below loses is not
+	// the only one: the next watch would otherwise create an instance
+	// within its 50 ms deadline, which a loaded machine may miss.
+	if err := full.Warm(ctx(), 2); err != nil {
+		t.Fatal(err)
+	}
 	hello := plugintest.Load(t, plugintest.Build(t, helloDir), plugin.GrantAll)
 	reg := plugin.NewRegistry(nil)
 	if err := reg.Add(full); err != nil {
