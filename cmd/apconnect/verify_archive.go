@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"apconnect/host/adp"
-	"apconnect/host/hub/discourse"
 	"apconnect/host/identity"
 )
 
@@ -33,21 +32,32 @@ func init() {
 		detail: `Verifies a room archive by the five steps of ADP section 18: records
 ordered by seq from 1 to last_seq without gaps; every record hash recomputed,
 every pre_hash linked and the last hash equal to the manifest's last_hash;
-every envelope's event hash and strict Ed25519 signature; the room replayed —
-lifecycle from accepted_at and the effective times, membership, roles, bans,
-invitations and the type registry — with every custom payload validated
-against the definition in force at its seq under the type schema profile;
-and redacted records reported.
+every envelope's event hash and strict Ed25519 signature; every external pack
+document matching the digest its signed import carries and holding the pack
+whose id is the import URL; the room replayed — lifecycle from accepted_at and
+the effective times, membership, roles, bans, invitations and the type
+registry — with every custom payload validated against the definition in
+force at its seq under the type schema profile; and redacted records
+reported.
 
-FILE_OR_URL is a local archive.jsonl (a manifest line, external pack document
-lines and one record per line, as the local hub serves it), or an https URL:
-an archive manifest (…/archive, or a room URL, to which /archive is added),
-whose jsonl format is then fetched from the same origin, or an archive.jsonl
-URL. URLs are read anonymously, so they work for public rooms; for other rooms
-download the archive with an authorized client and verify the file. --ca
-trusts a host's own CA (such as the local hub's ca.pem) instead of the system
-roots. No other network access happens: external pack documents come from
-the archive itself.
+Two archive layouts are read, and the report says which:
+
+  current         an https URL of an archive manifest (…/archive, or a room
+                  URL, to which /archive is added), as hosts following the
+                  reference SDK 0.12.6 serve it: the manifest's formats.jsonl
+                  holds one server record per line, and each external pack
+                  document is fetched from its manifest.packs[].url. Every
+                  URL must be on the manifest's origin.
+  self-contained  one JSON Lines file, local or at an https URL, as older
+                  apconnect hubs served archive.jsonl: the manifest line,
+                  then a {"type":"room.archive.pack",…} line per external
+                  pack document, then the records.
+
+A JSON Lines file with records only and no manifest is checked as a chain,
+but has no last_hash commitment to check it against, so it does not verify.
+URLs are read anonymously, so they work for public rooms. --ca trusts a
+host's own CA (such as the local hub's ca.pem) instead of the system roots.
+No other network access happens.
 
 Exit status 0 means the archive verifies (a summary is printed, redactions
 included); 1 means it does not, and every problem found is listed; 2 is a
@@ -89,9 +99,27 @@ apconnect verify-archive room-archive.jsonl`,
 	})
 }
 
+// Archive layouts, as the report names them.
+const (
+	layoutCurrent       = "current"        // manifest URL, records-only JSONL, packs from manifest.packs
+	layoutSelfContained = "self-contained" // one JSONL: manifest line, pack lines, records
+	layoutRecordsOnly   = "records-only"   // a JSONL of records without its manifest
+)
+
+// Line types of the self-contained layout.
+const (
+	archiveManifestType = "room.archive"
+	archivePackType     = "room.archive.pack"
+)
+
+// maxPackBytes bounds one external pack document fetched from
+// manifest.packs (the hub's own fetcher takes at most 256 KiB).
+const maxPackBytes = 1 << 20
+
 // loadedArchive is an archive read from a file or URL, before verification.
 type loadedArchive struct {
 	source   string
+	layout   string
 	manifest *adp.ArchiveManifest
 	records  []*adp.Record
 	packs    map[string][]byte
@@ -102,6 +130,7 @@ type loadedArchive struct {
 type archiveReport struct {
 	OK       bool          `json:"ok"`
 	Source   string        `json:"source"`
+	Layout   string        `json:"layout"`
 	RoomID   string        `json:"room_id"`
 	URL      string        `json:"url,omitempty"`
 	Records  int           `json:"records"`
@@ -119,7 +148,7 @@ func (a *loadedArchive) verify() *archiveReport {
 	var rep *adp.ArchiveReport
 	problems := append([]adp.Problem(nil), a.problems...)
 	if a.manifest != nil {
-		r, err := adp.VerifyArchive(a.manifest, a.records, a.packs, nil)
+		r, err := adp.VerifyArchive(a.manifest, a.records, a.packs, &adp.ArchiveOptions{SelfContained: a.layout == layoutSelfContained})
 		if err != nil {
 			problems = append(problems, adp.Problem{Code: adp.ErrorCode(err), Message: err.Error()})
 			r = &adp.ArchiveReport{}
@@ -129,11 +158,12 @@ func (a *loadedArchive) verify() *archiveReport {
 		limits := adp.VerifierLimits()
 		rep = adp.Replay(&adp.Rules{Limits: limits, Packs: adp.StaticPacks(a.packs)}, a.records)
 		problems = append(problems, adp.Problem{Code: adp.CodeChainBroken,
-			Message: "the archive has no manifest: there is no last_hash commitment to check the chain against"})
+			Message: "the archive has no manifest: there is no last_hash commitment to check the chain against" +
+				" (a current-layout archive is verified from its manifest URL, …/archive)"})
 	}
 	problems = append(problems, rep.Problems...)
 	out := &archiveReport{
-		OK: len(problems) == 0, Source: a.source, RoomID: rep.RoomID, Records: rep.Records,
+		OK: len(problems) == 0, Source: a.source, Layout: a.layout, RoomID: rep.RoomID, Records: rep.Records,
 		LastSeq: rep.LastSeq, LastHash: rep.LastHash, Status: string(rep.Status), Packs: len(a.packs),
 		Redacted: rep.Redacted, Problems: problems,
 	}
@@ -155,6 +185,7 @@ func printArchiveReport(w io.Writer, r *archiveReport) {
 	} else {
 		fmt.Fprintf(w, "archive verification FAILED: %s\n", r.Source)
 	}
+	fmt.Fprintf(w, "  layout:     %s\n", layoutLine(r.Layout))
 	fmt.Fprintf(w, "  room:       %s\n", orNone(r.RoomID))
 	if r.URL != "" {
 		fmt.Fprintf(w, "  url:        %s\n", r.URL)
@@ -191,6 +222,19 @@ func printArchiveReport(w io.Writer, r *archiveReport) {
 	}
 }
 
+// layoutLine explains a layout name.
+func layoutLine(layout string) string {
+	switch layout {
+	case layoutCurrent:
+		return "current (manifest, records-only JSONL, pack documents from manifest.packs)"
+	case layoutSelfContained:
+		return "self-contained (one JSONL: manifest line, pack document lines, records; older apconnect hubs)"
+	case layoutRecordsOnly:
+		return "records only (a JSONL without its manifest)"
+	}
+	return orNone(layout)
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "(unknown)"
@@ -219,8 +263,7 @@ func loadArchive(ctx context.Context, src, caFile string, maxBytes int64) (*load
 		if int64(len(data)) > maxBytes {
 			return nil, fmt.Errorf("%s is larger than --max-bytes %d", src, maxBytes)
 		}
-		a := parseArchiveJSONL(src, data)
-		return a, nil
+		return parseArchiveJSONL(src, data), nil
 	}
 	client, err := archiveClient(caFile)
 	if err != nil {
@@ -261,12 +304,35 @@ func loadArchive(ctx context.Context, src, caFile string, maxBytes int64) (*load
 		return nil, err
 	}
 	a := parseArchiveJSONL(u.String(), data)
-	if a.manifest != nil && !sameCommitment(a.manifest, manifest) {
-		a.problems = append(a.problems, adp.Problem{Code: adp.CodeChainBroken,
-			Message: fmt.Sprintf("the manifest inside %s (room %s, last_seq %d) differs from the manifest fetched from %s (room %s, last_seq %d)",
-				ju, a.manifest.RoomID, a.manifest.LastSeq, u, manifest.RoomID, manifest.LastSeq)})
+	if a.layout == layoutSelfContained {
+		// An older hub: the JSONL carries its own manifest and packs.
+		if a.manifest != nil && !sameCommitment(a.manifest, manifest) {
+			a.problems = append(a.problems, adp.Problem{Code: adp.CodeChainBroken,
+				Message: fmt.Sprintf("the manifest inside %s (room %s, last_seq %d) differs from the manifest fetched from %s (room %s, last_seq %d)",
+					ju, a.manifest.RoomID, a.manifest.LastSeq, u, manifest.RoomID, manifest.LastSeq)})
+		}
+		a.manifest = manifest
+		return a, nil
 	}
-	a.manifest = manifest
+	a.layout, a.manifest = layoutCurrent, manifest
+	for i, p := range manifest.Packs {
+		if _, done := a.packs[p.Pack]; done {
+			continue // listed twice; VerifyArchive reports a conflict
+		}
+		pu, err := url.Parse(p.URL)
+		if err != nil || pu.Scheme != "https" || pu.Host != u.Host {
+			a.problems = append(a.problems, adp.Problem{Code: adp.CodePackUnavailable, Pointer: fmt.Sprintf("/packs/%d/url", i),
+				Message: fmt.Sprintf("pack URL %q is not on the manifest's origin %s; not fetched", p.URL, u.Host)})
+			continue
+		}
+		doc, err := fetch(ctx, client, pu.String(), min(maxBytes, maxPackBytes))
+		if err != nil {
+			a.problems = append(a.problems, adp.Problem{Code: adp.CodePackUnavailable, Pointer: fmt.Sprintf("/packs/%d/url", i),
+				Message: err.Error()})
+			continue
+		}
+		a.packs[p.Pack] = doc
+	}
 	return a, nil
 }
 
@@ -274,22 +340,24 @@ func sameCommitment(a, b *adp.ArchiveManifest) bool {
 	return a.RoomID == b.RoomID && a.URL == b.URL && a.LastSeq == b.LastSeq && a.LastHash == b.LastHash
 }
 
-// parseArchiveJSONL reads archive lines: the manifest, pack documents and
-// records. A line that cannot be read is a problem, and reading goes on.
+// parseArchiveJSONL reads archive lines: in the self-contained layout the
+// manifest, pack documents and records; otherwise records only. A line that
+// cannot be read is a problem, and reading goes on.
 func parseArchiveJSONL(src string, data []byte) *loadedArchive {
-	a := &loadedArchive{source: src, packs: map[string][]byte{}}
+	a := &loadedArchive{source: src, layout: layoutRecordsOnly, packs: map[string][]byte{}}
 	bad := func(line int, code, format string, args ...any) {
 		a.problems = append(a.problems, adp.Problem{Code: code, Message: fmt.Sprintf("line %d: ", line) + fmt.Sprintf(format, args...)})
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), len(data)+1)
-	line := 0
+	line, seen := 0, 0
 	for sc.Scan() {
 		line++
 		text := bytes.TrimSpace(sc.Bytes())
 		if len(text) == 0 {
 			continue
 		}
+		seen++
 		v, err := identity.ParseStrict(text)
 		if err != nil {
 			bad(line, adp.CodeInvalidRecord, "not strict JSON: %v", err)
@@ -301,9 +369,9 @@ func parseArchiveJSONL(src string, data []byte) *loadedArchive {
 			continue
 		}
 		switch obj["type"] {
-		case discourse.ArchiveManifestType:
-			if a.manifest != nil {
-				bad(line, adp.CodeInvalidRequest, "a second manifest")
+		case archiveManifestType:
+			if a.manifest != nil || seen != 1 {
+				bad(line, adp.CodeInvalidRequest, "a manifest line is only allowed first, in the self-contained layout")
 				continue
 			}
 			m, err := adp.ParseArchiveManifest(text)
@@ -311,8 +379,16 @@ func parseArchiveJSONL(src string, data []byte) *loadedArchive {
 				bad(line, adp.ErrorCode(err), "manifest: %v", err)
 				continue
 			}
-			a.manifest = m
-		case discourse.ArchivePackType:
+			a.manifest, a.layout = m, layoutSelfContained
+		case archivePackType:
+			if a.layout != layoutSelfContained {
+				bad(line, adp.CodePackUnavailable, "a pack document line belongs to the self-contained layout, after its manifest line")
+				continue
+			}
+			if len(a.records) > 0 {
+				bad(line, adp.CodePackUnavailable, "a pack document line after the records")
+				continue
+			}
 			u, _ := obj["pack"].(string)
 			doc, ok := obj["document"].(string)
 			if u == "" || !ok {

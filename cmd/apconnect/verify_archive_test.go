@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"apconnect/host/adp"
+	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
 )
 
@@ -26,7 +29,8 @@ func archiveRoom(t *testing.T) (*hubtest.Hub, string, int64) {
 	r := h.Post("/v1/rooms", creator.ADPEvent(t, now, adp.TypeRoomCreate, "", nil, map[string]any{
 		"host": h.Origin(), "topic": "archive test", "visibility": "public",
 		"start_time": now.UnixMilli() - 1000, "end_time": now.UnixMilli() + 3600_000,
-		"types": []any{map[string]any{"use": "adp:reactions/1.0"}},
+		"types":  []any{map[string]any{"use": "adp:reactions/1.0"}},
+		"policy": map[string]any{"open_roles": []any{"speaker", "observer"}},
 	}))
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
@@ -51,6 +55,29 @@ func archiveRoom(t *testing.T) (*hubtest.Hub, string, int64) {
 	send(creator, adp.TypeMessageCreate, map[string]any{"content_type": "text/plain", "content": "closing"})
 	send(creator, adp.TypeRoomClose, map[string]any{})
 	return h, room.ID, msg.Seq
+}
+
+// selfContained builds the older self-contained layout of a room's archive
+// from the hub's current one: the manifest line, a pack line per external
+// pack document, then the records.
+func selfContained(t *testing.T, h *hubtest.Hub, id string) []byte {
+	t.Helper()
+	man, err := adp.ParseArchiveManifest(h.Get(t, "/v1/rooms/"+id+"/archive", nil).Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	line, _ := json.Marshal(man)
+	b.Write(line)
+	b.WriteByte('\n')
+	for _, p := range man.Packs {
+		doc := h.Get(t, strings.TrimPrefix(p.URL, h.Origin()), nil).Body
+		line, _ := json.Marshal(map[string]any{"type": "room.archive.pack", "pack": p.Pack, "digest": p.Digest, "document": string(doc)})
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	b.Write(h.Get(t, strings.TrimPrefix(man.Formats["jsonl"], h.Origin()), nil).Body)
+	return b.Bytes()
 }
 
 // download fetches a path of the hub into a file.
@@ -78,27 +105,43 @@ func TestVerifyArchiveRoundTrip(t *testing.T) {
 	t.Run("manifest URL", func(t *testing.T) {
 		code, out, errOut := runCLI(t, "verify-archive", "--ca", h.CAFile(), h.URL("/v1/rooms/"+id+"/archive"))
 		if code != 0 || !strings.Contains(out, "archive verified") || !strings.Contains(out, "room:       "+id) ||
-			!strings.Contains(out, "records:    6 (last seq 6)") || !strings.Contains(out, "redactions: none") {
+			!strings.Contains(out, "records:    6 (last seq 6)") || !strings.Contains(out, "redactions: none") ||
+			!strings.Contains(out, "layout:     current (") {
 			t.Fatalf("exit %d\n%s%s", code, out, errOut)
 		}
 	})
 	t.Run("room URL and JSON report", func(t *testing.T) {
 		code, out, _ := runCLI(t, "verify-archive", "--ca", h.CAFile(), "--json", h.URL("/v1/rooms/"+id))
-		if code != 0 || !strings.Contains(out, `"ok": true`) || !strings.Contains(out, `"status": "ended"`) {
+		if code != 0 || !strings.Contains(out, `"ok": true`) || !strings.Contains(out, `"status": "ended"`) || !strings.Contains(out, `"layout": "current"`) {
 			t.Fatalf("exit %d\n%s", code, out)
 		}
 	})
-	t.Run("local JSONL", func(t *testing.T) {
+	t.Run("local self-contained JSONL", func(t *testing.T) {
 		file := filepath.Join(dir, "room.jsonl")
-		download(t, h, "/v1/rooms/"+id+"/archive.jsonl", file)
+		os.WriteFile(file, selfContained(t, h, id), 0o600)
 		code, out, errOut := runCLI(t, "verify-archive", file)
-		if code != 0 || !strings.Contains(out, "archive verified") {
+		if code != 0 || !strings.Contains(out, "archive verified") || !strings.Contains(out, "layout:     self-contained (") {
 			t.Fatalf("exit %d\n%s%s", code, out, errOut)
+		}
+	})
+	t.Run("a records-only JSONL has no commitment", func(t *testing.T) {
+		file := filepath.Join(dir, "records.jsonl")
+		download(t, h, "/v1/rooms/"+id+"/archive.jsonl", file)
+		for _, src := range []string{file, h.URL("/v1/rooms/" + id + "/archive.jsonl")} {
+			args := []string{"verify-archive", src}
+			if strings.HasPrefix(src, "https://") {
+				args = []string{"verify-archive", "--ca", h.CAFile(), src}
+			}
+			code, out, _ := runCLI(t, args...)
+			if code != 1 || !strings.Contains(out, "layout:     records only") || !strings.Contains(out, "has no manifest") ||
+				!strings.Contains(out, "records:    6 (last seq 6)") {
+				t.Fatalf("%s: exit %d\n%s", src, code, out)
+			}
 		}
 	})
 	t.Run("tampered archive lists every problem", func(t *testing.T) {
 		file := filepath.Join(dir, "tampered.jsonl")
-		b := download(t, h, "/v1/rooms/"+id+"/archive.jsonl", file)
+		b := selfContained(t, h, id)
 		lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
 		// Line 0 is the manifest, then records 1..6. Change the message's
 		// content (its event hash no longer matches), and drop record 5.
@@ -123,7 +166,7 @@ func TestVerifyArchiveRoundTrip(t *testing.T) {
 	})
 	t.Run("a forged last_hash is caught", func(t *testing.T) {
 		file := filepath.Join(dir, "forged.jsonl")
-		b := download(t, h, "/v1/rooms/"+id+"/archive.jsonl", file)
+		b := selfContained(t, h, id)
 		lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
 		lines = lines[:len(lines)-1] // drop the last record, keep the manifest
 		os.WriteFile(file, bytes.Join(lines, []byte("\n")), 0o600)
@@ -191,5 +234,64 @@ func TestRedactOnStoppedHub(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, "hub", "redact", "--data", t.TempDir(), "--room", id, "--seq", "1"); code != 1 || !strings.Contains(errOut, "no hub database") {
 		t.Fatalf("empty data directory: exit %d %s", code, errOut)
+	}
+}
+
+// TestVerifyArchiveExternalPack: a room that imported an external pack.
+// Its current layout (manifest URL → formats.jsonl + manifest.packs) and
+// the self-contained layout built from it (manifest line, pack line,
+// records) both verify, and each report names its layout; the
+// self-contained file without its pack line does not.
+func TestVerifyArchiveExternalPack(t *testing.T) {
+	var doc []byte
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(doc)
+	}))
+	defer srv.Close()
+	packURL := srv.URL + "/notes.json"
+	doc, _ = json.Marshal(map[string]any{"protocol": "agent-discourse/1.0", "packs": []any{map[string]any{
+		"id": packURL, "title": "Notes", "types": []any{map[string]any{"type": "notes.add", "kind": "message", "title": "Note",
+			"schema": map[string]any{"type": "object", "required": []any{"text"}, "properties": map[string]any{"text": map[string]any{"type": "string"}}}}}}}})
+	digest := adp.PackDigest(doc)
+	clock := hubtest.NewClock(time.UnixMilli(1_800_000_000_000))
+	h := hubtest.Start(t, hubtest.WithClock(clock), hubtest.WithOptions(func(o *hub.Options) {
+		o.PackFetcher = &adp.HTTPSPackFetcher{Client: srv.Client(), AllowPrivateAddresses: true}
+	}))
+	creator := hubtest.NewAgent(3)
+	now := clock.Now()
+	r := h.Post("/v1/rooms", creator.ADPEvent(t, now, adp.TypeRoomCreate, "", nil, map[string]any{
+		"host": h.Origin(), "topic": "pack archive", "visibility": "public",
+		"start_time": now.UnixMilli() - 1000, "end_time": now.UnixMilli() + 3600_000,
+		"types": []any{map[string]any{"pack": packURL, "digest": digest}},
+	}))
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	var room struct{ ID string }
+	r.Decode(t, &room)
+	head, _ := h.RoomHead(t, room.ID, nil)
+	if r := h.Post("/v1/rooms/"+room.ID, creator.ADPEvent(t, clock.Now(), "notes.add", room.ID, &head, map[string]any{"text": "kept"})); r.Status != http.StatusOK {
+		t.Fatalf("note: %d %s", r.Status, r.Body)
+	}
+	srv.Close() // the archive serves the pack; the original host is gone
+
+	code, out, errOut := runCLI(t, "verify-archive", "--ca", h.CAFile(), h.URL("/v1/rooms/"+room.ID+"/archive"))
+	if code != 0 || !strings.Contains(out, "layout:     current (") || !strings.Contains(out, "packs:      1 external pack document(s)") {
+		t.Fatalf("current layout: exit %d\n%s%s", code, out, errOut)
+	}
+	dir := t.TempDir()
+	full := selfContained(t, h, room.ID)
+	file := filepath.Join(dir, "self-contained.jsonl")
+	os.WriteFile(file, full, 0o600)
+	code, out, errOut = runCLI(t, "verify-archive", file)
+	if code != 0 || !strings.Contains(out, "layout:     self-contained (") || !strings.Contains(out, "packs:      1 external pack document(s)") {
+		t.Fatalf("self-contained layout: exit %d\n%s%s", code, out, errOut)
+	}
+	lines := bytes.Split(bytes.TrimSpace(full), []byte("\n"))
+	os.WriteFile(file, append(bytes.Join(append(lines[:1:1], lines[2:]...), []byte("\n")), '\n'), 0o600)
+	code, out, _ = runCLI(t, "verify-archive", file)
+	if code != 1 || !strings.Contains(out, "[pack_unavailable]") {
+		t.Fatalf("without the pack line: exit %d\n%s", code, out)
 	}
 }

@@ -10,17 +10,30 @@ import (
 	"apconnect/host/identity"
 )
 
-// ArchiveManifest is the recommended archive manifest (18).
+// ArchiveManifest is the archive manifest (18; kernel archiveManifest as
+// SDK 0.12.6 reads it). Formats must hold "jsonl", the URL of the record
+// log (one server record per line); Packs lists every external pack the
+// room imported with a URL serving the pack document's exact bytes.
 type ArchiveManifest struct {
-	Protocol    string            `json:"protocol"`          // "agent-discourse/1.0"
-	Type        string            `json:"type"`              // "room.archive"
-	RoomID      string            `json:"room_id"`           // the archived room
-	URL         string            `json:"url"`               // canonical room URL
-	GeneratedAt int64             `json:"generated_at"`      // generation time, Unix ms
-	LastSeq     int64             `json:"last_seq"`          // seq of the last record
-	LastHash    string            `json:"last_hash"`         // hash of the last record: the commitment
-	Formats     map[string]string `json:"formats,omitempty"` // other formats by name
-	Extra       map[string]any    `json:"extra,omitempty"`   // opaque data
+	Protocol    string            `json:"protocol"`        // "agent-discourse/1.0"
+	Type        string            `json:"type"`            // "room.archive"
+	RoomID      string            `json:"room_id"`         // the archived room
+	URL         string            `json:"url"`             // canonical room URL
+	GeneratedAt int64             `json:"generated_at"`    // generation time, Unix ms
+	LastSeq     int64             `json:"last_seq"`        // seq of the last record
+	LastHash    string            `json:"last_hash"`       // hash of the last record: the commitment
+	Formats     map[string]string `json:"formats"`         // "jsonl" (required), "markdown", … by name
+	Packs       []ArchivedPack    `json:"packs,omitempty"` // the external packs the room imported
+	Extra       map[string]any    `json:"extra,omitempty"` // opaque data
+}
+
+// ArchivedPack is one external pack of an archive (kernel archivedPack):
+// the import URL the signed declarations name, their digest, and where the
+// host serves the document's exact bytes.
+type ArchivedPack struct {
+	Pack   string `json:"pack"`   // the import URL (the pack's id in its document)
+	Digest string `json:"digest"` // the digest the signed import carries
+	URL    string `json:"url"`    // where the exact document bytes are served
 }
 
 // ParseArchiveManifest strictly parses a manifest and validates it against
@@ -44,6 +57,13 @@ func ParseArchiveManifest(data []byte) (*ArchiveManifest, error) {
 		man.Formats = map[string]string{}
 		for k, v := range f {
 			man.Formats[k], _ = v.(string)
+		}
+	}
+	if ps, ok := m["packs"].([]any); ok {
+		man.Packs = make([]ArchivedPack, len(ps))
+		for i, pv := range ps {
+			pm := pv.(map[string]any) // the schema requires archivedPack objects
+			man.Packs[i] = ArchivedPack{Pack: str(pm, "pack"), Digest: str(pm, "digest"), URL: str(pm, "url")}
 		}
 	}
 	if x, ok := m["extra"].(map[string]any); ok {
@@ -220,6 +240,11 @@ func replayGenesis(rules *Rules, rec *Record, rep *ArchiveReport) *Room {
 
 // ArchiveOptions tune VerifyArchive.
 type ArchiveOptions struct {
+	// SelfContained says the pack documents came from the archive file
+	// itself (the older layout: a manifest line, room.archive.pack lines,
+	// then the records) rather than from manifest.packs, so a manifest
+	// without packs is not a missing pack.
+	SelfContained bool
 	// Limits holds the host to its published limits; nil applies
 	// VerifierLimits (protocol rules only).
 	Limits *Limits
@@ -230,12 +255,19 @@ type ArchiveOptions struct {
 	Schemas *SchemaCache
 }
 
-// VerifyArchive verifies an archive (18): the manifest against the records
-// (room_id, last_seq, last_hash, a url naming the room on the host that
-// room.create names) and everything Replay checks, with external packs
-// resolved only from packDocs (pack URL → raw document bytes, verified
-// against their digests) — no network. It returns an error only for
-// unusable input (a nil manifest); every finding is in the report.
+// VerifyArchive verifies an archive by the five steps of ADP 18 as SDK
+// 0.12.6 reads them, with no network: (1) the manifest's protocol, type and
+// room; (2) formats.jsonl and every packs[].url on the host's origin; (3)
+// the chain, from seq 1 to last_seq ending at last_hash, every record in
+// the room, every signed envelope's hash and signature, redactions
+// reported; (4) the external packs: every manifest.packs entry's digest
+// equals the digest its signed import carries, its document (packDocs,
+// keyed by the import URL: raw bytes) matches the digest and contains the
+// pack whose id is that URL, and every signed import is listed (unless
+// opts.SelfContained); (5) the room state replayed (Replay). The host
+// origin is opts.HostOrigin or that of the manifest's url, and room.create
+// must name it. It returns an error only for unusable input (a nil
+// manifest); every finding is in the report.
 func VerifyArchive(manifest *ArchiveManifest, records []*Record, packDocs map[string][]byte, opts *ArchiveOptions) (*ArchiveReport, error) {
 	if manifest == nil {
 		return nil, newError(CodeInvalidRequest, "", "archive manifest is missing")
@@ -277,9 +309,131 @@ func VerifyArchive(manifest *ArchiveManifest, records []*Record, packDocs map[st
 	if manifest.LastHash != rep.LastHash {
 		bad(CodeChainBroken, "/last_hash", "manifest last_hash does not equal the hash of the record at seq %d", rep.LastSeq)
 	}
+	// ParseArchiveManifest has required formats.jsonl; a manifest built in
+	// code may leave it out.
+	if jsonl, ok := manifest.Formats["jsonl"]; ok && host != "" && !onOrigin(jsonl, host) {
+		bad(CodeInvalidRequest, "/formats/jsonl", "formats.jsonl %q is not on the host origin %s", truncate(jsonl, 200), host)
+	}
+	mp = append(mp, verifyArchivedPacks(manifest, records, packDocs, host, opts, rules)...)
 	rep.Problems = append(mp, rep.Problems...)
 	if rep.Room != nil {
 		rep.Status = rep.Room.StatusAt(manifest.GeneratedAt)
 	}
 	return rep, nil
+}
+
+// verifyArchivedPacks is step 4 of VerifyArchive: manifest.packs against
+// the signed imports and the documents.
+func verifyArchivedPacks(manifest *ArchiveManifest, records []*Record, packDocs map[string][]byte, host string, opts *ArchiveOptions, rules *Rules) []Problem {
+	var out []Problem
+	bad := func(ptr, format string, args ...any) {
+		out = append(out, Problem{Code: CodePackUnavailable, Pointer: ptr, Message: fmt.Sprintf(format, args...)})
+	}
+	signed, conflicts := ReferencedPacks(records)
+	out = append(out, conflicts...)
+	listed := map[string]string{}
+	for i, p := range manifest.Packs {
+		ptr := fmt.Sprintf("/packs/%d", i)
+		if d, dup := listed[p.Pack]; dup {
+			if d != p.Digest {
+				bad(ptr, "pack %s is listed twice with different digests", truncate(p.Pack, 200))
+			}
+			continue
+		}
+		listed[p.Pack] = p.Digest
+		if d, ok := signed[p.Pack]; ok && d != p.Digest {
+			bad(ptr+"/digest", "the archived digest of %s differs from the digest its signed import carries", truncate(p.Pack, 200))
+		}
+		if host != "" && !onOrigin(p.URL, host) {
+			bad(ptr+"/url", "pack URL %q is not on the host origin %s", truncate(p.URL, 200), host)
+		}
+		doc, ok := packDocs[p.Pack]
+		if !ok {
+			bad(ptr, "the document of pack %s was not provided", truncate(p.Pack, 200))
+			continue
+		}
+		if err := VerifyPackDigest(doc, p.Digest); err != nil {
+			bad(ptr+"/digest", "pack %s: %s", truncate(p.Pack, 200), AsError(err).Message)
+			continue
+		}
+		if err := packHasID(doc, p.Pack, rules); err != nil {
+			bad(ptr+"/pack", "%s", AsError(err).Message)
+		}
+	}
+	if !opts.SelfContained {
+		for _, u := range sortedKeys(signed) {
+			if d, ok := listed[u]; !ok || d != signed[u] {
+				bad("/packs", "the archive does not list the external pack %s its records import", truncate(u, 200))
+			}
+		}
+	}
+	return out
+}
+
+// packHasID checks that a pack document holds the pack whose id is the
+// import URL: the pack a reader takes from it (SDK 0.12.6).
+func packHasID(doc []byte, id string, rules *Rules) error {
+	d, err := ParsePackDocument(doc, Limits{}, rules.schemas())
+	if err != nil {
+		return err
+	}
+	for _, p := range d.Packs {
+		if p.ID == id {
+			return nil
+		}
+	}
+	return newError(CodePackUnavailable, "", "archived pack identity mismatch: the document at %s holds no pack with that id", truncate(id, 200))
+}
+
+// ReferencedPacks returns the external packs the signed room.create and
+// type.define records import, by URL with their digest, and a problem for
+// every URL imported with two different digests (SDK 0.12.6: conflicting
+// versions of an external pack need separate URLs). Redacted records
+// carry no payload and import nothing.
+func ReferencedPacks(records []*Record) (map[string]string, []Problem) {
+	refs := map[string]string{}
+	var problems []Problem
+	for _, rec := range records {
+		if rec == nil || rec.Envelope == nil {
+			continue
+		}
+		payload, _ := rec.Envelope.Event.Payload.(map[string]any)
+		var decls []any
+		switch rec.Envelope.Event.Type {
+		case TypeRoomCreate:
+			decls, _ = payload["types"].([]any)
+		case TypeTypeDefine:
+			decls = []any{payload}
+		}
+		for _, dv := range decls {
+			m, _ := dv.(map[string]any)
+			u, ok1 := m["pack"].(string)
+			d, ok2 := m["digest"].(string)
+			if !ok1 || !ok2 {
+				continue
+			}
+			if old, seen := refs[u]; seen && old != d {
+				problems = append(problems, Problem{Seq: rec.Seq, Code: CodePackUnavailable, Pointer: "/envelope/event/payload",
+					Message: fmt.Sprintf("pack %s is imported with two digests; conflicting external pack versions need separate pack URLs", truncate(u, 200))})
+				continue
+			}
+			refs[u] = d
+		}
+	}
+	return refs, problems
+}
+
+// onOrigin reports whether raw is an https URL on origin (compared as
+// origins: scheme, host and port).
+func onOrigin(raw, origin string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
+		return false
+	}
+	o, err := identity.NormalizeOrigin("https://" + u.Host)
+	if err != nil {
+		return false
+	}
+	want, err := identity.NormalizeOrigin(origin)
+	return err == nil && o == want
 }

@@ -1,20 +1,54 @@
 package adp
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 
 	"apconnect/host/identity"
 )
 
+// manifestFor is the current-layout manifest of the fixture's records: the
+// jsonl and markdown formats and every imported external pack served from
+// {room}/archive/packs/{n}, as the hub lays it out.
 func manifestFor(f *fixture) *ArchiveManifest {
 	last := f.records[len(f.records)-1]
-	return &ArchiveManifest{
+	room := testHost + "/v1/rooms/" + testRoom
+	m := &ArchiveManifest{
 		Protocol: identity.ProtocolDiscourse, Type: "room.archive", RoomID: testRoom,
-		URL: testHost + "/v1/rooms/" + testRoom, GeneratedAt: tEnd + 1000,
-		LastSeq: last.Seq, LastHash: last.Hash,
+		URL: room, GeneratedAt: tEnd + 1000, LastSeq: last.Seq, LastHash: last.Hash,
+		Formats: map[string]string{"jsonl": room + "/archive.jsonl", "markdown": room + "/archive.md"},
 	}
+	refs, _ := ReferencedPacks(f.records)
+	for i, u := range sortedKeys(refs) {
+		m.Packs = append(m.Packs, ArchivedPack{Pack: u, Digest: refs[u], URL: fmt.Sprintf("%s/archive/packs/%d", room, i)})
+	}
+	return m
+}
+
+// archivePack is an external pack document whose one pack has the import
+// URL as its id (the pack a reader takes from it).
+func archivePack(t testing.TB, id string) []byte {
+	t.Helper()
+	b, err := json.Marshal(obj{"protocol": "agent-discourse/1.0", "packs": arr{obj{
+		"id": id, "title": "Triage",
+		"types": arr{obj{"type": "triage.label", "kind": "signal", "title": "Label", "schema": obj{
+			"type": "object", "required": arr{"label"}, "properties": obj{"label": obj{"type": "string"}},
+		}}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// archiveDigest is the digest an import of doc carries.
+func archiveDigest(t testing.TB, doc []byte) string {
+	t.Helper()
+	return PackDigest(doc)
 }
 
 // cloneRecords deep-copies records through their JSON form.
@@ -35,10 +69,10 @@ func cloneRecords(t *testing.T, recs []*Record) []*Record {
 
 func TestVerifyArchive(t *testing.T) {
 	const url = "https://packs.example/triage-1.0.json"
-	doc := triagePack(t)
+	doc := archivePack(t, url)
 	f := busyRoom(t)
 	f.rules.Packs = StaticPacks{url: doc}
-	f.must("creator", TypeTypeDefine, obj{"pack": url, "digest": PackDigest(doc)})
+	f.must("creator", TypeTypeDefine, obj{"pack": url, "digest": archiveDigest(t, doc)})
 	f.must("alice", "triage.label", obj{"label": "bug"})
 	f.must("creator", TypeRoomClose, obj{})
 	docs := map[string][]byte{url: doc}
@@ -138,8 +172,93 @@ func TestVerifyArchive(t *testing.T) {
 		m := manifestFor(f)
 		m.URL = "https://elsewhere.example/v1/rooms/" + testRoom
 		rep, _ := VerifyArchive(m, f.records, docs, nil)
-		if len(rep.Problems) != 1 || rep.Problems[0].Code != CodeHostMismatch || rep.Problems[0].Seq != 1 {
+		// room.create names another host, and the jsonl and pack URLs are
+		// not on the manifest's origin.
+		want := map[string]string{"/formats/jsonl": CodeInvalidRequest, "/packs/0/url": CodePackUnavailable}
+		for _, p := range rep.Problems {
+			if p.Seq == 1 && p.Code == CodeHostMismatch {
+				delete(want, "host")
+				continue
+			}
+			if want[p.Pointer] != p.Code {
+				t.Fatalf("unexpected problem %+v", p)
+			}
+			delete(want, p.Pointer)
+		}
+		if len(want) != 0 || len(rep.Problems) != 3 {
 			t.Fatalf("problems %+v", rep.Problems)
+		}
+	})
+
+	t.Run("external packs (step 4)", func(t *testing.T) {
+		other := archivePack(t, "https://packs.example/other.json")
+		for _, c := range []struct {
+			name    string
+			edit    func(m *ArchiveManifest, docs map[string][]byte, o *ArchiveOptions)
+			pointer string // "" when the archive verifies
+		}{
+			{"listed and served", func(*ArchiveManifest, map[string][]byte, *ArchiveOptions) {}, ""},
+			{"not listed", func(m *ArchiveManifest, _ map[string][]byte, _ *ArchiveOptions) { m.Packs = nil }, "/packs"},
+			{"not listed, self-contained layout", func(m *ArchiveManifest, _ map[string][]byte, o *ArchiveOptions) {
+				m.Packs, o.SelfContained = nil, true
+			}, ""},
+			{"digest differs from the signed import", func(m *ArchiveManifest, _ map[string][]byte, _ *ArchiveOptions) {
+				m.Packs[0].Digest = archiveDigest(t, other)
+			}, "/packs/0/digest"},
+			{"served on another origin", func(m *ArchiveManifest, _ map[string][]byte, _ *ArchiveOptions) {
+				m.Packs[0].URL = "https://cdn.example/p.json"
+			}, "/packs/0/url"},
+			{"bytes do not match", func(_ *ArchiveManifest, d map[string][]byte, _ *ArchiveOptions) {
+				d[url] = append(bytes.Clone(doc), ' ')
+			}, "/packs/0/digest"},
+			{"no pack with the import URL as id", func(m *ArchiveManifest, d map[string][]byte, _ *ArchiveOptions) {
+				d[url] = other
+				m.Packs[0].Digest = archiveDigest(t, other)
+			}, "/packs/0/pack"},
+			{"document not provided", func(_ *ArchiveManifest, d map[string][]byte, _ *ArchiveOptions) { delete(d, url) }, "/packs/0"},
+			{"jsonl on another origin", func(m *ArchiveManifest, _ map[string][]byte, _ *ArchiveOptions) {
+				m.Formats["jsonl"] = "https://cdn.example/a.jsonl"
+			}, "/formats/jsonl"},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				m, d, o := manifestFor(f), map[string][]byte{url: doc}, &ArchiveOptions{}
+				c.edit(m, d, o)
+				rep, err := VerifyArchive(m, f.records, d, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.pointer == "" {
+					if !rep.OK() {
+						t.Fatalf("problems %+v", rep.Problems)
+					}
+					return
+				}
+				found := false
+				for _, p := range rep.Problems {
+					found = found || p.Seq == 0 && p.Pointer == c.pointer
+				}
+				if !found {
+					t.Fatalf("no problem at %s: %+v", c.pointer, rep.Problems)
+				}
+			})
+		}
+	})
+
+	t.Run("one URL imported with two digests", func(t *testing.T) {
+		recs := cloneRecords(t, f.records)
+		var define *Record
+		for _, r := range recs {
+			if r.Type() == TypeTypeDefine {
+				define = r
+			}
+		}
+		twin := *define
+		env := *define.Envelope
+		env.Event.Payload = obj{"pack": url, "digest": archiveDigest(t, []byte("another version"))}
+		twin.Envelope, twin.Seq = &env, define.Seq+100
+		refs, problems := ReferencedPacks(append(recs, &twin))
+		if refs[url] != archiveDigest(t, doc) || len(problems) != 1 || problems[0].Seq != twin.Seq || problems[0].Code != CodePackUnavailable {
+			t.Fatalf("refs %v problems %+v", refs, problems)
 		}
 	})
 
@@ -156,13 +275,30 @@ func TestVerifyArchive(t *testing.T) {
 	})
 
 	t.Run("manifest parsing", func(t *testing.T) {
-		b, _ := json.Marshal(manifestFor(f))
+		want := manifestFor(f)
+		b, _ := json.Marshal(want)
 		m, err := ParseArchiveManifest(b)
-		if err != nil || m.LastHash != f.records[len(f.records)-1].Hash {
+		if err != nil || m.LastHash != f.records[len(f.records)-1].Hash || !reflect.DeepEqual(m.Packs, want.Packs) ||
+			!reflect.DeepEqual(m.Formats, want.Formats) || len(m.Packs) != 1 {
 			t.Fatalf("%v %+v", err, m)
 		}
 		_, err = ParseArchiveManifest([]byte(`{"protocol":"agent-discourse/1.0","type":"room.archive"}`))
 		wantCode(t, err, CodeInvalidRequest)
+		// formats.jsonl is required (0.12.6), and archived packs are closed.
+		for _, edit := range []func(m map[string]any){
+			func(m map[string]any) { delete(m, "formats") },
+			func(m map[string]any) { m["formats"] = obj{"markdown": want.Formats["markdown"]} },
+			func(m map[string]any) { m["formats"] = obj{"jsonl": "http://x.example/a.jsonl"} },
+			func(m map[string]any) { m["packs"].([]any)[0].(map[string]any)["document"] = "{}" },
+			func(m map[string]any) { delete(m["packs"].([]any)[0].(map[string]any), "url") },
+		} {
+			var m map[string]any
+			json.Unmarshal(b, &m)
+			edit(m)
+			bad, _ := json.Marshal(m)
+			_, err := ParseArchiveManifest(bad)
+			wantCode(t, err, CodeInvalidRequest)
+		}
 	})
 
 	t.Run("without genesis signatures still verify", func(t *testing.T) {

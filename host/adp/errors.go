@@ -32,15 +32,6 @@ const (
 	CodePackUnavailable        = "pack_unavailable"
 )
 
-// Retired codes of the 0f87fee drafts (section 19 there). The current rules
-// never produce them: an ended room is room_not_active, and no policy forbids
-// a role any more. Only the hub's code table still names them, until it
-// stops; nothing else may use them.
-const (
-	CodeRoomEnded      = "room_ended"
-	CodeRoleNotAllowed = "role_not_allowed"
-)
-
 // The Agent Identity 8.1 codes every Agent Protocols service shares, repeated
 // here so callers of this package need one import for codes.
 const (

@@ -1,10 +1,12 @@
 package client
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -12,14 +14,37 @@ import (
 	"apconnect/host/identity"
 )
 
-// archivePackType is the type of a pack document line of the JSON Lines
-// archive.
+// Archive layouts (what Archive.Layout reports).
+const (
+	// ArchiveLayoutCurrent is ADP 18 as SDK 0.12.6 reads it: the manifest
+	// at {room}/archive, its formats.jsonl holding one server record per
+	// line and nothing else, and every external pack document at its
+	// manifest.packs[].url.
+	ArchiveLayoutCurrent = "current"
+	// ArchiveLayoutSelfContained is the layout older apconnect hubs served:
+	// one JSON Lines file with the manifest first, then a
+	// {"type":"room.archive.pack","pack","digest","document"} line per
+	// external pack, then the records.
+	ArchiveLayoutSelfContained = "self-contained"
+)
+
+// archivePackType is the type of a pack document line of the
+// self-contained layout.
 const archivePackType = "room.archive.pack"
+
+// Bounds of an archive download beyond Options.MaxArchiveBytes.
+const (
+	// MaxArchiveLineBytes bounds one line of a JSON Lines archive (one
+	// server record; the hub accepts envelopes of 512 KiB).
+	MaxArchiveLineBytes = 4 << 20
+	// MaxPackDocumentBytes bounds one external pack document.
+	MaxPackDocumentBytes = 1 << 20
+)
 
 // Archive reads a room's archive manifest (GET /v1/rooms/{room_id}/archive),
 // authenticated when the Host has a signer. The manifest must name the
-// room. Its formats (jsonl, markdown) are links; DownloadArchive follows
-// the jsonl one.
+// room. Its formats (jsonl, markdown) and packs are links; DownloadArchive
+// follows them.
 func (h *Host) Archive(ctx context.Context, roomID string) (*adp.ArchiveManifest, error) {
 	room, err := h.roomURL(ctx, roomID)
 	if err != nil {
@@ -40,10 +65,14 @@ func (h *Host) Archive(ctx context.Context, roomID string) (*adp.ArchiveManifest
 	return man, nil
 }
 
-// DownloadArchive reads a room's manifest and then the archive in its
-// "jsonl" format (which must be on the host's origin), and checks that the
-// two manifests agree on the room and the commitment (last_seq,
-// last_hash). Verify the result with adp.VerifyArchive.
+// DownloadArchive reads a room's manifest, then its "jsonl" format and
+// every manifest.packs[].url — all of which must be on the host's origin,
+// each read with a request JWT when the Host has a signer (rooms that are
+// not public need one) — and returns everything adp.VerifyArchive needs
+// (see Archive.Verify). The record log is parsed as it streams in, bounded
+// by MaxArchiveBytes. An older apconnect hub's self-contained JSON Lines
+// file is read too; its manifest line must agree with the manifest on the
+// room and the commitment (last_seq, last_hash).
 func (h *Host) DownloadArchive(ctx context.Context, roomID string) (*Archive, error) {
 	man, err := h.Archive(ctx, roomID)
 	if err != nil {
@@ -53,35 +82,73 @@ func (h *Host) DownloadArchive(ctx context.Context, roomID string) (*Archive, er
 	if link == "" {
 		return nil, fmt.Errorf("client: the archive of %s lists no jsonl format", roomID)
 	}
-	a, err := h.ArchiveRecords(ctx, link)
+	// Every link must be on the host's origin before anything is fetched.
+	for i, p := range man.Packs {
+		if err := checkArchiveURL(p.URL, h.svc.origin); err != nil {
+			return nil, fmt.Errorf("client: archive pack %d URL: %w", i, err)
+		}
+	}
+	a, err := h.ArchiveRecords(ctx, link, roomID)
 	if err != nil {
 		return nil, err
 	}
-	if a.Manifest.RoomID != roomID || a.Manifest.LastSeq != man.LastSeq || a.Manifest.LastHash != man.LastHash {
-		return nil, &ResponseError{Method: http.MethodGet, Path: link, Status: http.StatusOK,
-			Err: fmt.Errorf("the jsonl archive commits to %s@%d, the manifest to %s@%d", a.Manifest.LastHash, a.Manifest.LastSeq, man.LastHash, man.LastSeq)}
+	if a.Layout == ArchiveLayoutSelfContained {
+		if a.Manifest.RoomID != roomID || a.Manifest.LastSeq != man.LastSeq || a.Manifest.LastHash != man.LastHash {
+			return nil, &ResponseError{Method: http.MethodGet, Path: link, Status: http.StatusOK,
+				Err: fmt.Errorf("the jsonl archive commits to %s@%d, the manifest to %s@%d", a.Manifest.LastHash, a.Manifest.LastSeq, man.LastHash, man.LastSeq)}
+		}
+		a.Manifest = man
+		return a, nil
+	}
+	a.Manifest = man
+	for i, p := range man.Packs {
+		if prev, dup := a.Packs[p.Pack]; dup && prev != nil {
+			continue // listed twice; VerifyArchive reports a digest conflict
+		}
+		doc, err := h.archivePack(ctx, p.URL)
+		if err != nil {
+			return nil, fmt.Errorf("client: archive pack %d (%s): %w", i, truncate(p.Pack, 120), err)
+		}
+		a.Packs[p.Pack] = doc
 	}
 	return a, nil
 }
 
-// ArchiveRecords downloads an archive in JSON Lines from url (a manifest's
-// "jsonl" format link, which must be on the host's origin), bounded by
-// MaxArchiveBytes: the manifest line first, then pack lines
-// ({"type":"room.archive.pack","pack","digest","document"}), then the
-// records, parsed strictly (shape and record hash), of the manifest's room
-// and ascending by seq. Anything else is refused.
-func (h *Host) ArchiveRecords(ctx context.Context, url string) (*Archive, error) {
-	if err := checkArchiveURL(url, h.svc.origin); err != nil {
-		return nil, fmt.Errorf("client: archive URL: %w", err)
+// archivePack reads the exact bytes of an archived pack document.
+func (h *Host) archivePack(ctx context.Context, u string) ([]byte, error) {
+	if err := checkArchiveURL(u, h.svc.origin); err != nil {
+		return nil, err
 	}
-	resp, err := h.svc.do(ctx, call{method: http.MethodGet, url: url, auth: authIfSigner, signer: h.signer,
-		maxBytes: h.svc.opts.MaxArchiveBytes, accept: "application/jsonl, application/x-ndjson;q=0.9, application/json;q=0.5"})
+	resp, err := h.svc.do(ctx, call{method: http.MethodGet, url: u, auth: authIfSigner, signer: h.signer,
+		maxBytes: MaxPackDocumentBytes})
 	if err != nil {
 		return nil, err
 	}
-	a, err := parseArchiveJSONL(resp.body)
+	return resp.body, nil
+}
+
+// ArchiveRecords downloads an archive's JSON Lines record log from url (a
+// manifest's "jsonl" format link, which must be on the host's origin) with
+// a request JWT when the Host has a signer, parsing it as it streams in,
+// bounded by MaxArchiveBytes. The current layout is one server record per
+// line (blank lines ignored); the older self-contained layout starts with
+// the manifest line and its pack lines. Records are parsed strictly (shape
+// and record hash), must be of roomID (of the manifest line's room when
+// roomID is "") and ascend by seq. Anything else is refused.
+func (h *Host) ArchiveRecords(ctx context.Context, url, roomID string) (*Archive, error) {
+	if err := checkArchiveURL(url, h.svc.origin); err != nil {
+		return nil, fmt.Errorf("client: archive URL: %w", err)
+	}
+	var a *Archive
+	_, err := h.svc.do(ctx, call{method: http.MethodGet, url: url, auth: authIfSigner, signer: h.signer,
+		maxBytes: h.svc.opts.MaxArchiveBytes, accept: "application/jsonl, application/x-ndjson;q=0.9, application/json;q=0.5",
+		sink: func(r io.Reader) error {
+			var err error
+			a, err = ReadArchiveJSONL(r, roomID)
+			return err
+		}})
 	if err != nil {
-		return nil, bad(http.MethodGet, url, resp.status, err)
+		return nil, err
 	}
 	return a, nil
 }
@@ -96,60 +163,115 @@ func checkArchiveURL(raw, origin string) error {
 	return checkOnOrigin(base, origin)
 }
 
-// parseArchiveJSONL reads the JSON Lines archive format.
-func parseArchiveJSONL(body []byte) (*Archive, error) {
-	a := &Archive{Packs: map[string][]byte{}}
-	n := 0
-	for len(body) > 0 {
-		var line []byte
-		line, body, _ = bytes.Cut(body, []byte("\n"))
-		n++
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		if a.Manifest == nil {
-			man, err := adp.ParseArchiveManifest(line)
-			if err != nil {
-				return nil, fmt.Errorf("line %d (the manifest): %w", n, err)
-			}
-			a.Manifest = man
-			continue
-		}
-		v, err := identity.ParseStrict(line)
-		if err != nil {
+// ReadArchiveJSONL reads a JSON Lines archive in either layout from r (see
+// ArchiveRecords): the layout is self-contained when the first non-blank
+// line is a manifest ({"type":"room.archive",…}). Records must be of roomID
+// (or, when roomID is "", of the self-contained manifest's room or the
+// first record's) and ascend by seq. A line is at most MaxArchiveLineBytes.
+func ReadArchiveJSONL(r io.Reader, roomID string) (*Archive, error) {
+	a := &Archive{Layout: ArchiveLayoutCurrent, Packs: map[string][]byte{}}
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 1; ; n++ {
+		line, err := readLine(br)
+		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("line %d: not a JSON object", n)
-		}
-		if typ, _ := obj["type"].(string); typ == archivePackType {
-			if len(a.Records) > 0 {
-				return nil, fmt.Errorf("line %d: a pack document after the records", n)
+		if len(bytes.TrimSpace(line)) > 0 {
+			if perr := a.line(line, &roomID); perr != nil {
+				return nil, fmt.Errorf("line %d: %w", n, perr)
 			}
-			url, _ := obj["pack"].(string)
-			doc, ok := obj["document"].(string)
-			if url == "" || !ok {
-				return nil, fmt.Errorf("line %d: a pack line needs \"pack\" and \"document\" strings", n)
-			}
-			if _, dup := a.Packs[url]; dup {
-				return nil, fmt.Errorf("line %d: pack %s listed twice", n, truncate(url, 120))
-			}
-			a.Packs[url] = []byte(doc)
-			continue
 		}
-		rec, err := recordFromValue(obj, a.Manifest.RoomID, "")
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
+		if errors.Is(err, io.EOF) {
+			break
 		}
-		if k := len(a.Records); k > 0 && rec.Seq <= a.Records[k-1].Seq {
-			return nil, fmt.Errorf("line %d: seq %d does not ascend", n, rec.Seq)
-		}
-		a.Records = append(a.Records, rec)
 	}
-	if a.Manifest == nil {
+	if a.Layout == ArchiveLayoutSelfContained && a.Manifest == nil {
 		return nil, errors.New("empty archive: no manifest line")
 	}
 	return a, nil
+}
+
+// readLine reads one line without its terminator, at most
+// MaxArchiveLineBytes.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > MaxArchiveLineBytes {
+			return nil, fmt.Errorf("a line is longer than %d bytes", MaxArchiveLineBytes)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		return line, err
+	}
+}
+
+// line reads one non-blank line of the archive.
+func (a *Archive) line(line []byte, roomID *string) error {
+	v, err := identity.ParseStrict(line)
+	if err != nil {
+		return err
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return errors.New("not a JSON object")
+	}
+	switch typ, _ := obj["type"].(string); {
+	case typ == "room.archive":
+		if a.Manifest != nil || len(a.Records) > 0 {
+			return errors.New("a manifest line is only allowed first, in the self-contained layout")
+		}
+		man, err := adp.ParseArchiveManifest(line)
+		if err != nil {
+			return fmt.Errorf("the manifest: %w", err)
+		}
+		if *roomID != "" && man.RoomID != *roomID {
+			return fmt.Errorf("the manifest is of room %q, want %q", man.RoomID, *roomID)
+		}
+		a.Manifest, a.Layout, *roomID = man, ArchiveLayoutSelfContained, man.RoomID
+		return nil
+	case typ == archivePackType:
+		if a.Layout != ArchiveLayoutSelfContained {
+			return errors.New("a pack line outside the self-contained layout")
+		}
+		if len(a.Records) > 0 {
+			return errors.New("a pack document after the records")
+		}
+		url, _ := obj["pack"].(string)
+		doc, ok := obj["document"].(string)
+		if url == "" || !ok {
+			return errors.New("a pack line needs \"pack\" and \"document\" strings")
+		}
+		if _, dup := a.Packs[url]; dup {
+			return fmt.Errorf("pack %s listed twice", truncate(url, 120))
+		}
+		a.Packs[url] = []byte(doc)
+		return nil
+	}
+	rec, err := recordFromValue(obj, *roomID, "")
+	if err != nil {
+		return err
+	}
+	if k := len(a.Records); k > 0 && rec.Seq <= a.Records[k-1].Seq {
+		return fmt.Errorf("seq %d does not ascend", rec.Seq)
+	}
+	if *roomID == "" {
+		*roomID = rec.RoomID
+	}
+	a.Records = append(a.Records, rec)
+	return nil
+}
+
+// Verify runs adp.VerifyArchive on the archive, telling it where the pack
+// documents came from (opts may be nil).
+func (a *Archive) Verify(opts *adp.ArchiveOptions) (*adp.ArchiveReport, error) {
+	o := adp.ArchiveOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	o.SelfContained = a.Layout == ArchiveLayoutSelfContained
+	return adp.VerifyArchive(a.Manifest, a.Records, a.Packs, &o)
 }

@@ -126,6 +126,9 @@ func checkRoom(out *RoomResource, pointer string) error {
 	if out.Seq < 0 || out.Head.Seq < 0 || out.Head.Seq > out.Seq {
 		return fmt.Errorf("%s: seq %d and head.seq %d are inconsistent", pointerOrRoot(pointer), out.Seq, out.Head.Seq)
 	}
+	if out.Head.Seq == 0 && out.Head.Hash == "" && out.Seq > 0 && out.Hash != "" {
+		out.Head = adp.Link{Seq: out.Seq, Hash: out.Hash}
+	}
 	return nil
 }
 

@@ -26,7 +26,9 @@ type Discovery struct {
 	Features  []string          `json:"features,omitempty"`  // feature strings
 	// RegisteredPacks is ADP's registered_packs.
 	RegisteredPacks []string `json:"registered_packs,omitempty"`
-	// Profile is ADP's profile object as sent.
+	// Profile is ADP's profile object as sent: the closed
+	// {service, required?} of SDK 0.12.6, or the {mode, service, protocol}
+	// older apconnect hubs sent. Read it with ProfileService.
 	Profile map[string]any `json:"profile,omitempty"`
 	// Raw is the whole document as parsed; nil for the empty document that
 	// stands for a service without one.
@@ -38,6 +40,16 @@ func (d *Discovery) Has(feature string) bool { return slices.Contains(d.Features
 
 // Endpoint returns the URL listed for an endpoint name, "" when none.
 func (d *Discovery) Endpoint(name string) string { return d.Endpoints[name] }
+
+// ProfileService returns the profile member's service origin and whether
+// the host requires a verified profile, in either shape of Profile; ""
+// when the document names no profile service (the older {"mode":
+// "optional"} included).
+func (d *Discovery) ProfileService() (service string, required bool) {
+	service, _ = d.Profile["service"].(string)
+	required, _ = d.Profile["required"].(bool)
+	return service, required
+}
 
 // FetchDiscovery reads GET {origin}/.well-known/{name} and checks it: the
 // protocol matches want, service is origin itself, and every endpoint is an

@@ -33,16 +33,23 @@
 // # Archives
 //
 // Host.Archive reads the manifest (ADP 18); Host.DownloadArchive follows its
-// JSON Lines format (manifest, external pack documents, records) and
-// returns everything adp.VerifyArchive needs offline.
+// links as SDK 0.12.6 lays them out — formats.jsonl, one record per line,
+// parsed as it streams in, and every manifest.packs[].url — and returns
+// everything adp.VerifyArchive needs offline (Archive.Verify). Older
+// apconnect hubs' self-contained JSON Lines (manifest, pack lines, records)
+// are read too.
 //
 // # Live streams
 //
 // Host.Live opens the SSE stream of a room (ADP 16). Stream.Next returns
 // room.event records, room.agent_status and room.join_request notices; a
 // stream with no bytes (not even a heartbeat comment) for the idle timeout is
-// reported dead with ErrStreamIdle. Reconnecting and recovering the gap from
-// history (ADP 16.3) is the caller's; Backoff helps pace reconnects.
+// reported dead with ErrStreamIdle. Hosts close a stream when its request
+// JWT expires (SDK 0.12.6); Next takes such a clean close as "subscribe again
+// with a fresh JWT" and returns a KindResubscribed item, after which the
+// caller reads the gap from history. Reconnecting after any other end and
+// recovering the gap (ADP 16.3) is the caller's; Backoff helps pace
+// reconnects.
 //
 // # Profile services
 //

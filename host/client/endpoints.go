@@ -89,34 +89,30 @@ func (h *Host) roomURL(ctx context.Context, roomID string) (string, error) {
 	return rooms + "/" + roomID, nil
 }
 
-// publicRoomsURL is GET /v1/rooms/public: the discovery document's
-// "public_rooms" endpoint when it lists one, else {rooms}/public.
-func (h *Host) publicRoomsURL(ctx context.Context) (string, error) {
+// legacyPublicRoomsURL is the "public_rooms" endpoint that older apconnect
+// hubs listed (their GET {rooms} answered 405), or "" when the document
+// lists none.
+func (h *Host) legacyPublicRoomsURL(ctx context.Context) (string, error) {
 	d, err := h.svc.discovery(ctx)
 	if err != nil {
 		return "", err
 	}
-	if u := d.Endpoint("public_rooms"); u != "" {
-		return strings.TrimRight(u, "/"), nil
-	}
-	rooms, err := h.roomsURL(ctx)
-	if err != nil {
-		return "", err
-	}
-	return rooms + "/public", nil
+	return strings.TrimRight(d.Endpoint("public_rooms"), "/"), nil
 }
 
-// meRoomsURL is GET /v1/me/rooms: the discovery document's "me_rooms"
-// endpoint when it lists one; else next to the rooms endpoint (a rooms
-// endpoint at {prefix}/rooms puts it at {prefix}/me/rooms); else the
-// default path.
-func (h *Host) meRoomsURL(ctx context.Context) (string, error) {
+// myRoomsURL is the "my_rooms" endpoint (SDK 0.12.6; kernel
+// discoveryDocument); else "me_rooms", the name older apconnect hubs used;
+// else next to the rooms endpoint (a rooms endpoint at {prefix}/rooms puts
+// it at {prefix}/me/rooms); else the default path /v1/me/rooms.
+func (h *Host) myRoomsURL(ctx context.Context) (string, error) {
 	d, err := h.svc.discovery(ctx)
 	if err != nil {
 		return "", err
 	}
-	if u := d.Endpoint("me_rooms"); u != "" {
-		return strings.TrimRight(u, "/"), nil
+	for _, name := range []string{"my_rooms", "me_rooms"} {
+		if u := d.Endpoint(name); u != "" {
+			return strings.TrimRight(u, "/"), nil
+		}
 	}
 	rooms, err := h.roomsURL(ctx)
 	if err != nil {

@@ -1,14 +1,18 @@
 package client
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
 	"apconnect/host/adp"
+	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"
 )
@@ -55,7 +59,8 @@ func (a *e2eAgent) roomEvent(t *testing.T, roomID, typ string, base adp.Link, pa
 }
 
 // createRoom creates a room with the given visibility (and extra payload
-// members), one hour long from now.
+// members), one hour long from now. A public room given no policy opens
+// the speaker and observer roles (0.12.6 opens only observer by default).
 func (a *e2eAgent) createRoom(t *testing.T, visibility string, extra map[string]any) (*CreateRoomResult, *adp.Record) {
 	t.Helper()
 	now := a.clock.Now().UnixMilli()
@@ -63,6 +68,9 @@ func (a *e2eAgent) createRoom(t *testing.T, visibility string, extra map[string]
 		"start_time": now, "end_time": now + 3_600_000, "tags": []string{"e2e"}}
 	for k, v := range extra {
 		p[k] = v
+	}
+	if _, set := extra["policy"]; !set && visibility == "public" {
+		p["policy"] = map[string]any{"open_roles": []string{"speaker", "observer"}}
 	}
 	env := a.sign(t, identity.Event{Type: adp.TypeRoomCreate, Payload: jsonValue(t, p)})
 	res, err := a.host.CreateRoom(ctxT(t), env)
@@ -122,14 +130,8 @@ func TestHubRoomLifecycle(t *testing.T) {
 		t.Fatalf("resubmission %+v %v", r1b, err)
 	}
 
-	// a stale base: room_head_mismatch with its data preserved
-	stale := alice.roomEvent(t, roomID, adp.TypeMessageCreate, genesis.Link(), message("late"))
-	_, err = alice.host.Submit(ctx, roomID, stale)
-	var se *Error
-	if !errors.As(err, &se) || se.Code != adp.CodeRoomHeadMismatch || se.Data == nil || se.Status/100 != 4 {
-		t.Fatalf("stale write: %v", err)
-	}
 	// a replayed nonce: nonce_not_greater with Max-Seen-Nonce
+	var se *Error
 	replay := alice.Sign(t, identity.Event{Protocol: identity.ProtocolDiscourse, Type: adp.TypeMessageCreate, CreatedAt: alice.clock.Now().UnixMilli(),
 		Nonce: alice.last - 1, RoomID: &roomID, BaseSeq: ptr(r1.Record.Seq), BaseHash: ptr(r1.Record.Hash), Payload: jsonValue(t, message("replay"))})
 	_, err = alice.host.Submit(ctx, roomID, replay)
@@ -181,9 +183,21 @@ func TestHubRoomLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if room.Seq != 4 || room.Head.Seq != 4 || room.Head.Hash != m2.Record.Hash || room.Creator != alice.ID || room.Status != adp.RoomActive ||
+	// Messages do not move the head (0.12.6): it is still the genesis.
+	if room.Seq != 4 || room.Head != genesis.Link() || room.Hash != m2.Record.Hash || room.Creator != alice.ID || room.Status != adp.RoomActive ||
 		room.Visibility != adp.VisibilityPublic || room.Raw["topic"] != "client e2e public" {
 		t.Fatalf("room %+v", room)
+	}
+	// a contract write moves the head; a message on the old head is then
+	// room_head_mismatch with its data preserved
+	upd, err := alice.host.Submit(ctx, roomID, alice.roomEvent(t, roomID, adp.TypeRoomUpdate, genesis.Link(), map[string]any{"agenda": "now"}))
+	if err != nil || upd.Record.Seq != 5 {
+		t.Fatalf("room.update %+v %v", upd, err)
+	}
+	stale := alice.roomEvent(t, roomID, adp.TypeMessageCreate, m2.Record.Link(), message("late"))
+	_, err = alice.host.Submit(ctx, roomID, stale)
+	if !errors.As(err, &se) || se.Code != adp.CodeRoomHeadMismatch || se.Data == nil || se.Status/100 != 4 || se.Data["current_seq"] != json.Number("5") {
+		t.Fatalf("stale write: %v %v", err, se)
 	}
 	anon, err := NewHost(h.Origin(), hc, nil, Options{Clock: h.Clock.Now})
 	if err != nil {
@@ -204,6 +218,11 @@ func TestHubRoomLifecycle(t *testing.T) {
 	mine, err := bob.host.MyRooms(ctx, MyRoomsQuery{Membership: "member"})
 	if err != nil || len(mine.Items) != 1 || mine.Items[0].ID != roomID || mine.Items[0].Role != adp.RoleSpeaker || mine.Items[0].Membership != "active" {
 		t.Fatalf("bob's rooms %+v %v", mine, err)
+	}
+	// D-05: the item is the room resource, as GET {rooms}/{id} returns it.
+	if full, err := bob.host.Room(ctx, roomID); err != nil || mine.Items[0].Hash != full.Hash || mine.Items[0].AcceptedAt != full.AcceptedAt ||
+		mine.Items[0].Seq != full.Seq || mine.Items[0].Head != full.Head || len(mine.Items[0].Types) != len(full.Types) || mine.Items[0].URL != full.URL {
+		t.Fatalf("bob's room item %+v, room %+v %v", mine.Items[0].RoomResource, full, err)
 	}
 	created2, _ := alice.createRoom(t, "private", nil)
 	mineA, err := alice.host.MyRooms(ctx, MyRoomsQuery{Limit: 1})
@@ -244,7 +263,7 @@ func TestHubRoomLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, err := adp.VerifyArchive(a.Manifest, a.Records, a.Packs, nil)
-	if err != nil || !rep.OK() || rep.Records != 4 || rep.LastHash != m2.Record.Hash || rep.Status != adp.RoomEnded {
+	if err != nil || !rep.OK() || rep.Records != 5 || rep.LastHash != upd.Record.Hash || rep.Status != adp.RoomEnded {
 		t.Fatalf("archive report %+v %v", rep, err)
 	}
 	if _, err := alice.host.Submit(ctx, roomID, alice.roomEvent(t, roomID, adp.TypeMessageCreate, m2.Record.Link(), message("too late"))); err == nil {
@@ -396,5 +415,87 @@ func nextOf(t *testing.T, s *Stream, kind string) *StreamItem {
 		if it.Kind == kind {
 			return it
 		}
+	}
+}
+
+// TestHubLiveResubscribes (D-26): the hub closes a stream when its request
+// JWT expires; the client takes that clean close as "subscribe again with a
+// fresh JWT", reports KindResubscribed, and goes on delivering records.
+func TestHubLiveResubscribes(t *testing.T) {
+	h, hc := startHub(t)
+	alice := newE2EAgent(t, h, hc, 44)
+	host, err := NewHost(h.Origin(), hc, alice.Signer, Options{Clock: h.Clock.Now, Retry: fastRetry,
+		StreamIdleTimeout: 30 * time.Second, StreamTokenLifetime: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	_, genesis := alice.createRoom(t, "public", nil)
+	roomID := genesis.RoomID
+	live, err := host.Live(ctx, roomID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	start := time.Now()
+	it, err := live.Next()
+	if err != nil || it.Kind != KindResubscribed {
+		t.Fatalf("first item %+v %v, want %s", it, err, KindResubscribed)
+	}
+	if d := time.Since(start); d < 1500*time.Millisecond || d > 10*time.Second {
+		t.Fatalf("resubscribed after %s; the JWT lived 2 to 3 s", d)
+	}
+	m, err := alice.host.Submit(ctx, roomID, alice.roomEvent(t, roomID, adp.TypeMessageCreate, genesis.Link(), message("after the new JWT")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err = live.Next()
+	if err != nil || it.Kind != KindRoomEvent || it.Record.Hash != m.Record.Hash {
+		t.Fatalf("item %+v %v", it, err)
+	}
+}
+
+// TestHubArchiveCurrentLayout (D-21): a restricted room that imported an
+// external pack, archived by the real hub and read over HTTPS with request
+// JWTs: the records-only jsonl and the pack document served at its
+// manifest.packs URL verify; anonymous reads are refused.
+func TestHubArchiveCurrentLayout(t *testing.T) {
+	var doc []byte
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(doc)
+	}))
+	defer srv.Close()
+	packURL := srv.URL + "/p.json"
+	doc, digest := packDoc(t, packURL)
+	h, hc := realHub(t, hubtest.WithClock(hubtest.NewClock(time.Now().Truncate(time.Millisecond))), hubtest.WithOptions(func(o *hub.Options) {
+		o.PackFetcher = &adp.HTTPSPackFetcher{Client: srv.Client(), AllowPrivateAddresses: true}
+	}))
+	alice := newE2EAgent(t, h, hc, 45)
+	ctx := ctxT(t)
+	created, genesis := alice.createRoom(t, "restricted", map[string]any{"types": []any{map[string]any{"pack": packURL, "digest": digest}}})
+	roomID := created.ID
+	note, err := alice.host.Submit(ctx, roomID, alice.roomEvent(t, roomID, "p.note", genesis.Link(), map[string]any{"text": "hi"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := alice.host.DownloadArchive(ctx, roomID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Layout != ArchiveLayoutCurrent || len(a.Records) != 2 || !bytes.Equal(a.Packs[packURL], doc) ||
+		len(a.Manifest.Packs) != 1 || a.Manifest.Packs[0].Pack != packURL || a.Manifest.Packs[0].Digest != digest {
+		t.Fatalf("archive %+v", a)
+	}
+	rep, err := a.Verify(nil)
+	if err != nil || !rep.OK() || rep.LastHash != note.Record.Hash {
+		t.Fatalf("report %+v %v", rep, err)
+	}
+	anon, err := NewHost(h.Origin(), hc, nil, Options{Retry: fastRetry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := anon.DownloadArchive(ctx, roomID); ErrorCode(err) != identity.CodeInvalidToken {
+		t.Fatalf("anonymous archive of a restricted room: %v", err)
 	}
 }

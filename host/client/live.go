@@ -14,7 +14,6 @@ import (
 
 	"apconnect/host/adp"
 	"apconnect/host/identity"
-	"apconnect/host/internal/logthrottle"
 )
 
 // Kinds of StreamItem: the SSE event names of ADP 16.
@@ -25,10 +24,10 @@ const (
 )
 
 // StreamItem is one item of a live stream. Exactly one of Record,
-// AgentStatus and JoinRequest is set, by Kind.
+// AgentStatus and JoinRequest is set, by Kind; none for KindResubscribed.
 type StreamItem struct {
 	// Kind is the SSE event name: KindRoomEvent, KindAgentStatus or
-	// KindJoinRequest.
+	// KindJoinRequest; or KindResubscribed (no SSE event).
 	Kind string
 	// ID is the SSE id in force ("" when none was sent).
 	ID string
@@ -41,18 +40,31 @@ type StreamItem struct {
 	JoinRequest *JoinRequestNotice
 }
 
+// KindResubscribed is the StreamItem a Stream returns after it replaced a
+// connection the host closed cleanly (its request JWT expired, D-26) with
+// a new subscription under a fresh JWT. Records accepted between the two
+// connections were not delivered: read history after the last verified
+// seq (ADP 16.3), as after any subscription.
+const KindResubscribed = "resubscribed"
+
+// minResubscribeAge is how long a connection must have lasted for a clean
+// close to be taken as "reconnect with a fresh JWT": a host that closes a
+// stream sooner is not expiring a token, and reconnecting at once would
+// spin, so Next reports io.EOF and the caller backs off.
+const minResubscribeAge = time.Second
+
 // Stream is an open live SSE subscription (ADP 16). Next is meant for one
 // goroutine; Close may be called from any goroutine, at any time.
 type Stream struct {
+	host   *Host
 	roomID string
 	path   string
 	parent context.Context
-	cancel context.CancelFunc
-	body   io.ReadCloser
-	parser *sseParser
 	logger *slog.Logger
-	// skipLog is the host's throttle for skip's warnings.
-	skipLog *logthrottle.Throttle
+
+	mu     sync.Mutex // guards conn against Close and the idle timer
+	conn   *liveConn
+	parser *sseParser // conn's parser (Next's goroutine only)
 
 	idleTimeout time.Duration
 	idle        *time.Timer
@@ -64,13 +76,24 @@ type Stream struct {
 	retry atomic.Int64 // last retry hint, in nanoseconds
 }
 
+// liveConn is one HTTP response of a stream.
+type liveConn struct {
+	cancel context.CancelFunc
+	body   io.ReadCloser
+	opened time.Time
+}
+
 // Live opens the live stream of a room (GET /v1/rooms/{room_id}/events/live)
-// with a fresh request JWT; it needs a signer. It makes one attempt, bounded
-// by Options.Timeout until the response headers arrive: the caller owns
-// reconnecting (Backoff) and recovering the gap from history (ADP 16.3:
-// subscribe first, then read Events after the last verified seq). A refusal
-// is an *Error (membership_required for a non-member). The stream ends when
-// ctx is done or Close is called.
+// with a fresh request JWT (valid for Options.StreamTokenLifetime); it
+// needs a signer. It makes one attempt, bounded by Options.Timeout until
+// the response headers arrive. When the host later closes the stream
+// cleanly — as hosts do when the subscription's JWT expires — Next
+// subscribes again with a fresh JWT and returns a KindResubscribed item;
+// any other end is the caller's to handle: reconnecting (Backoff) and
+// recovering the gap from history (ADP 16.3: subscribe first, then read
+// Events after the last verified seq). A refusal is an *Error
+// (membership_required for a non-member). The stream ends when ctx is done
+// or Close is called.
 func (h *Host) Live(ctx context.Context, roomID string) (*Stream, error) {
 	if h.signer == nil {
 		return nil, ErrNoSigner
@@ -79,10 +102,45 @@ func (h *Host) Live(ctx context.Context, roomID string) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := room + "/events/live"
+	s := &Stream{
+		host: h, roomID: roomID, path: (&call{url: room + "/events/live"}).path(), parent: ctx,
+		logger: h.svc.opts.Logger, idleTimeout: h.svc.opts.StreamIdleTimeout,
+	}
+	conn, err := h.openLive(ctx, room+"/events/live")
+	if err != nil {
+		return nil, err
+	}
+	s.idle = time.AfterFunc(time.Hour, func() {
+		s.idleFired.Store(true)
+		s.mu.Lock()
+		s.conn.cancel()
+		s.mu.Unlock()
+	})
+	s.idle.Stop()
+	s.use(conn)
+	return s, nil
+}
+
+// use makes conn the stream's connection, unless the stream was closed
+// meanwhile (Close sets closed before it takes mu, so either it sees conn
+// or use sees closed).
+func (s *Stream) use(conn *liveConn) bool {
+	s.mu.Lock()
+	if s.closed.Load() {
+		s.mu.Unlock()
+		return false
+	}
+	s.conn = conn
+	s.mu.Unlock()
+	s.parser = newSSEParser(activityReader{r: conn.body, s: s}, s.host.svc.opts.MaxStreamEventBytes)
+	return true
+}
+
+// openLive makes one subscription attempt at u.
+func (h *Host) openLive(ctx context.Context, u string) (*liveConn, error) {
 	c := call{method: http.MethodGet, url: u, auth: authRequired, signer: h.signer}
 	path := c.path()
-	tok, err := h.svc.token(&c)
+	tok, err := mintToken(h.signer, h.svc.origin, h.svc.opts.Clock(), h.svc.opts.StreamTokenLifetime)
 	if err != nil {
 		return nil, err
 	}
@@ -147,14 +205,7 @@ func (h *Host) Live(ctx context.Context, roomID string) (*Stream, error) {
 		return nil, &ResponseError{Method: http.MethodGet, Path: path, Status: resp.StatusCode,
 			Err: fmt.Errorf("content type %q is not text/event-stream", resp.Header.Get("Content-Type"))}
 	}
-	s := &Stream{
-		roomID: roomID, path: path, parent: ctx, cancel: cancel, body: resp.Body,
-		logger: h.svc.opts.Logger, skipLog: h.svc.skipLog, idleTimeout: h.svc.opts.StreamIdleTimeout,
-	}
-	s.idle = time.AfterFunc(time.Hour, func() { s.idleFired.Store(true); cancel() })
-	s.idle.Stop()
-	s.parser = newSSEParser(activityReader{r: resp.Body, s: s}, h.svc.opts.MaxStreamEventBytes)
-	return s, nil
+	return &liveConn{cancel: cancel, body: resp.Body, opened: time.Now()}, nil
 }
 
 // activityReader restarts the idle timer whenever bytes arrive.
@@ -176,9 +227,13 @@ func (a activityReader) Read(p []byte) (int, error) {
 // byte received restarts the idle timer, which runs only while Next waits)
 // and never returned; unknown event names are skipped, as are
 // room.agent_status and room.join_request items that are malformed (hints
-// only, logged). Any error ends the stream and is returned again by later
-// calls: io.EOF when the host closed it, ErrStreamIdle when it went silent,
-// the context's error when ctx was cancelled, ErrStreamClosed after Close,
+// only, logged). When the host closes the stream cleanly after it has been
+// open for a while (its request JWT expired), Next subscribes again with a
+// fresh JWT and returns a KindResubscribed item; that is not an error. Any
+// error ends the stream and is returned again by later calls: io.EOF when
+// the host closed it at once, ErrStreamIdle when it went silent, the
+// context's error when ctx was cancelled, ErrStreamClosed after Close, the
+// refusal of the new subscription (an *Error such as membership_required),
 // a *ResponseError for a malformed room.event or an oversized line or
 // event, or a *NetworkError.
 func (s *Stream) Next() (*StreamItem, error) {
@@ -192,12 +247,50 @@ func (s *Stream) Next() (*StreamItem, error) {
 	s.idle.Reset(s.idleTimeout)
 	item, err := s.next()
 	s.idle.Stop()
-	if err != nil {
-		s.err = s.classify(err)
-		s.release()
-		return nil, s.err
+	if err == nil {
+		return item, nil
 	}
-	return item, nil
+	err = s.classify(err)
+	if errors.Is(err, io.EOF) && time.Since(s.current().opened) >= minResubscribeAge {
+		item, rerr := s.resubscribe()
+		if rerr == nil {
+			return item, nil
+		}
+		err = rerr
+	}
+	s.err = err
+	s.release()
+	return nil, s.err
+}
+
+// current returns the stream's connection.
+func (s *Stream) current() *liveConn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn
+}
+
+// resubscribe replaces a cleanly closed connection with a new subscription
+// under a fresh request JWT.
+func (s *Stream) resubscribe() (*StreamItem, error) {
+	old := s.current()
+	old.cancel()
+	_ = old.body.Close()
+	room, err := s.host.roomURL(s.parent, s.roomID)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := s.host.openLive(s.parent, room+"/events/live")
+	if err != nil {
+		return nil, err
+	}
+	if !s.use(conn) {
+		conn.cancel()
+		_ = conn.body.Close()
+		return nil, ErrStreamClosed
+	}
+	s.logger.LogAttrs(s.parent, slog.LevelDebug, "live stream resubscribed", slog.String("path", s.path))
+	return &StreamItem{Kind: KindResubscribed}, nil
 }
 
 // next reads events until one yields an item.
@@ -243,10 +336,10 @@ func (s *Stream) next() (*StreamItem, error) {
 	}
 }
 
-// skip logs a malformed hint item, rate-limited: the host decides how many
-// it sends (the line that follows a held-back run says how many).
+// skip logs a malformed hint item, rate-limited per host: the host decides
+// how many it sends (the line that follows a held-back run says how many).
 func (s *Stream) skip(kind string, err error) {
-	s.skipLog.Log(context.Background(), s.logger, slog.LevelWarn, "skipping malformed live item",
+	s.host.svc.skipLog.Log(context.Background(), s.logger, slog.LevelWarn, "skipping malformed live item",
 		slog.String("path", s.path), slog.String("kind", kind), slog.String("err", err.Error()))
 }
 
@@ -273,8 +366,10 @@ func (s *Stream) classify(err error) error {
 // release frees the connection.
 func (s *Stream) release() {
 	s.idle.Stop()
-	s.cancel()
-	_ = s.body.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conn.cancel()
+	_ = s.conn.body.Close()
 }
 
 // Close ends the stream and releases its connection. It is idempotent and

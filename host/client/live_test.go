@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -348,6 +349,63 @@ func TestBackoff(t *testing.T) {
 	cancel()
 	if err := Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Sleep %v", err)
+	}
+}
+
+// TestLiveResubscribeAfterCleanClose (D-26): a stream the host closes
+// cleanly after a while is resubscribed with a fresh JWT (KindResubscribed),
+// a refused resubscription ends the stream with the refusal, and a stream
+// closed at once is io.EOF (the caller backs off).
+func TestLiveResubscribeAfterCleanClose(t *testing.T) {
+	f := newFake(t)
+	f.discovery(nil)
+	recs := chain(t, f.origin, 2)
+	var mu sync.Mutex
+	var tokens []string
+	f.handle("GET /v1/rooms/room0001/events/live", func(w http.ResponseWriter, r *http.Request) {
+		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if _, err := identity.VerifyToken(tok, f.origin, time.Now(), identity.MaxTokenLifetime, 0); err != nil {
+			writeError(w, 401, "invalid_token", err.Error(), nil)
+			return
+		}
+		mu.Lock()
+		tokens = append(tokens, tok)
+		n := len(tokens)
+		mu.Unlock()
+		switch n {
+		case 1:
+			sseHandler(false, recordEvent(t, recs[1]), 1100*time.Millisecond, ": the request JWT expired\n\n")(w, r)
+		case 2:
+			sseHandler(false, recordEvent(t, recs[2]), 1100*time.Millisecond)(w, r)
+		default:
+			writeError(w, 403, "membership_required", "no longer a member", nil)
+		}
+	})
+	s, err := f.host(func(o *Options) { o.Clock = time.Now }).Live(ctxT(t), fixtureRoom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i, want := range []string{KindRoomEvent, KindResubscribed, KindRoomEvent} {
+		it, err := s.Next()
+		if err != nil || it.Kind != want {
+			t.Fatalf("item %d: %+v %v, want %s", i, it, err, want)
+		}
+		if i == 2 && it.Record.Seq != 3 {
+			t.Fatalf("item 2: seq %d", it.Record.Seq)
+		}
+	}
+	if _, err := s.Next(); ErrorCode(err) != "membership_required" {
+		t.Fatalf("refused resubscription: %v", err)
+	}
+	if _, err := s.Next(); ErrorCode(err) != "membership_required" {
+		t.Fatalf("the error must stick: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// Every subscription, the refused third one too, sent a fresh token.
+	if len(tokens) != 3 || tokens[0] == tokens[1] || tokens[1] == tokens[2] {
+		t.Fatalf("tokens %d, want three different ones", len(tokens))
 	}
 }
 

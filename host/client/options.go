@@ -22,8 +22,15 @@ const (
 	// DefaultStreamIdleTimeout is how long a live stream may stay silent
 	// (no event and no heartbeat comment) before it is reported dead.
 	DefaultStreamIdleTimeout = 90 * time.Second
-	// DefaultTokenLifetime is the lifetime of each request JWT.
+	// DefaultTokenLifetime is how long each request JWT stays valid from
+	// the moment it is minted (its exp - now).
 	DefaultTokenLifetime = 60 * time.Second
+	// TokenBackdate is how far before now a request JWT's iat is set, so a
+	// host whose clock runs up to this much behind still accepts it.
+	TokenBackdate = 30 * time.Second
+	// MaxTokenLifetime is the longest TokenLifetime: with the backdated
+	// iat, exp - iat is then identity.MaxTokenLifetime.
+	MaxTokenLifetime = identity.MaxTokenLifetime - TokenBackdate
 )
 
 // Options tune a Host or ProfileService. The zero value is usable: every
@@ -56,9 +63,15 @@ type Options struct {
 	// retries: method, path, status, attempt, duration. Never headers,
 	// tokens or bodies. Nil discards.
 	Logger *slog.Logger
-	// TokenLifetime is the lifetime of each request JWT
-	// (DefaultTokenLifetime; capped at identity.MaxTokenLifetime).
+	// TokenLifetime is how long each request JWT stays valid once minted,
+	// exp - now (DefaultTokenLifetime; capped at MaxTokenLifetime). Its iat
+	// is TokenBackdate before now.
 	TokenLifetime time.Duration
+	// StreamTokenLifetime is TokenLifetime for the JWT of a live stream
+	// subscription (MaxTokenLifetime by default and at most). Hosts close
+	// a stream when its JWT expires (D-26), so this is how often a
+	// stream resubscribes.
+	StreamTokenLifetime time.Duration
 }
 
 // withDefaults returns o with every zero field set to its default.
@@ -91,8 +104,11 @@ func (o Options) withDefaults() Options {
 	if o.TokenLifetime <= 0 {
 		o.TokenLifetime = DefaultTokenLifetime
 	}
-	if o.TokenLifetime > identity.MaxTokenLifetime {
-		o.TokenLifetime = identity.MaxTokenLifetime
+	if o.TokenLifetime > MaxTokenLifetime {
+		o.TokenLifetime = MaxTokenLifetime
+	}
+	if o.StreamTokenLifetime <= 0 || o.StreamTokenLifetime > MaxTokenLifetime {
+		o.StreamTokenLifetime = MaxTokenLifetime
 	}
 	return o
 }

@@ -60,6 +60,10 @@ type call struct {
 	write    bool  // a POSTed envelope: never retried, Write on NetworkError
 	maxBytes int64 // bound of a success body
 	accept   string
+	// sink, when set, reads a 2xx body as it arrives (at most maxBytes)
+	// instead of buffering it; it runs anew on every attempt, so it must
+	// start from scratch each time.
+	sink func(r io.Reader) error
 }
 
 // response is a read 2xx response.
@@ -88,7 +92,16 @@ func (s *service) token(c *call) (string, error) {
 	case c.signer == nil:
 		return "", nil
 	}
-	return identity.IssueToken(c.signer, s.origin, s.opts.Clock(), s.opts.TokenLifetime)
+	return mintToken(c.signer, s.origin, s.opts.Clock(), s.opts.TokenLifetime)
+}
+
+// mintToken issues a request JWT whose iat is TokenBackdate before now and
+// whose exp is now + lifetime (D-19): SDK 0.12.6 hosts verify with no
+// clock skew, so a host whose clock runs a little behind ours would refuse
+// iat = now. exp - iat stays within identity.MaxTokenLifetime (Options caps
+// lifetime at MaxTokenLifetime - TokenBackdate) and exp is in the future.
+func mintToken(signer identity.Signer, origin string, now time.Time, lifetime time.Duration) (string, error) {
+	return identity.IssueToken(signer, origin, now.Add(-TokenBackdate), lifetime+TokenBackdate)
 }
 
 // do runs a call: one attempt for writes; for the others retries on network
@@ -192,6 +205,19 @@ func (s *service) attempt(ctx context.Context, c *call, attempt int) (*response,
 		return nil, &ResponseError{Method: c.method, Path: path, Status: resp.StatusCode, Err: ErrRedirect}
 	}
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	if ok && c.sink != nil {
+		br := &boundedReader{r: resp.Body, left: c.maxBytes}
+		err := c.sink(br)
+		switch {
+		case err == nil:
+			return &response{status: resp.StatusCode, header: resp.Header}, nil
+		case br.tooLarge:
+			return nil, &ResponseError{Method: c.method, Path: path, Status: resp.StatusCode, Err: fmt.Errorf("%w (%d bytes)", ErrResponseTooLarge, c.maxBytes)}
+		case br.readErr != nil:
+			return nil, &NetworkError{Method: c.method, Path: path, Err: br.readErr}
+		}
+		return nil, &ResponseError{Method: c.method, Path: path, Status: resp.StatusCode, Err: err}
+	}
 	limit := s.opts.MaxResourceBytes
 	if ok {
 		limit = c.maxBytes
@@ -207,6 +233,41 @@ func (s *service) attempt(ctx context.Context, c *call, attempt int) (*response,
 		return nil, &ResponseError{Method: c.method, Path: path, Status: resp.StatusCode, Err: err}
 	}
 	return &response{status: resp.StatusCode, header: resp.Header, body: data}, nil
+}
+
+// boundedReader passes at most left bytes through and remembers why a read
+// failed: the bound, or the connection.
+type boundedReader struct {
+	r        io.Reader
+	left     int64
+	tooLarge bool
+	readErr  error
+}
+
+// Read reads from the body, failing with ErrResponseTooLarge past the bound.
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// Probe one byte: a body of exactly the bound is fine.
+		var one [1]byte
+		n, err := b.r.Read(one[:])
+		if n > 0 {
+			b.tooLarge = true
+			return 0, ErrResponseTooLarge
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			b.readErr = err
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	if err != nil && !errors.Is(err, io.EOF) {
+		b.readErr = err
+	}
+	return n, err
 }
 
 // readBounded reads at most limit bytes, failing with ErrResponseTooLarge

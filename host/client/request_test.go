@@ -509,14 +509,14 @@ func TestDiscoveryOtherOriginRefused(t *testing.T) {
 func TestDiscoveryEndpointsUsed(t *testing.T) {
 	f := newFake(t)
 	f.discovery(map[string]string{
-		"rooms":        f.origin + "/api/rooms/",
-		"public_rooms": f.origin + "/api/public",
-		"me_rooms":     f.origin + "/api/mine",
+		"rooms":    f.origin + "/api/rooms/",
+		"my_rooms": f.origin + "/api/mine",
 	})
 	f.handle("GET /api/rooms/room0001", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]any{"id": "room0001"})
 	})
-	f.handle("GET /api/public", func(w http.ResponseWriter, r *http.Request) {
+	// D-04: the public list is GET {rooms}.
+	f.handle("GET /api/rooms", func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "" {
 			t.Error("public rooms read sent a JWT")
 		}
@@ -525,11 +525,16 @@ func TestDiscoveryEndpointsUsed(t *testing.T) {
 		}
 		writeJSON(w, 200, map[string]any{"result": []any{map[string]any{"id": "room0001", "topic": "x", "x-extra": 1}}, "next_cursor": "c2"})
 	})
+	// D-05: my_rooms items are room resources plus membership and role;
+	// this one has no head, so seq and hash stand for it.
+	hash := identity.EncodeBase64URL(make([]byte, 32))
 	f.handle("GET /api/mine", func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") == "" {
 			t.Error("me/rooms sent no JWT")
 		}
-		writeJSON(w, 200, map[string]any{"result": []any{map[string]any{"id": "room0001", "role": "moderator", "membership": "creator"}}})
+		writeJSON(w, 200, map[string]any{"result": []any{map[string]any{"id": "room0001", "status": "active",
+			"url": f.origin + "/api/rooms/room0001", "seq": 3, "hash": hash, "accepted_at": 5, "pre_hash": hash,
+			"role": "moderator", "membership": "creator"}}})
 	})
 	h := f.host()
 	ctx := ctxT(t)
@@ -551,11 +556,85 @@ func TestDiscoveryEndpointsUsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(mine.Items) != 1 || mine.Items[0].Role != adp.RoleModerator || mine.Items[0].Membership != "creator" || mine.Items[0].ID != fixtureRoom {
+	if m := mine.Items[0]; len(mine.Items) != 1 || m.Role != adp.RoleModerator || m.Membership != "creator" || m.ID != fixtureRoom ||
+		m.Seq != 3 || m.Hash != hash || m.AcceptedAt != 5 || m.Head != (adp.Link{Seq: 3, Hash: hash}) {
 		t.Fatalf("mine %+v", mine.Items[0])
 	}
 	if got := f.count("/.well-known/agent-discourse"); got != 1 {
 		t.Fatalf("discovery read %d times, want once", got)
+	}
+}
+
+// TestDiscoveryLegacyEndpoints: a host that publishes the endpoint names
+// older apconnect hubs used (public_rooms, me_rooms) and the older profile
+// member still works: GET {rooms} answering 405 falls back to public_rooms.
+func TestDiscoveryLegacyEndpoints(t *testing.T) {
+	f := newFake(t)
+	f.handle("GET /.well-known/agent-discourse", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]any{"protocol": "agent-discourse/1.0", "service": f.origin,
+			"endpoints": map[string]any{"rooms": f.origin + "/v1/rooms", "public_rooms": f.origin + "/v1/rooms/public", "me_rooms": f.origin + "/v1/mine"},
+			"profile":   map[string]any{"mode": "local", "service": f.origin, "protocol": "agent-profile/1.0"}})
+	})
+	f.handle("GET /v1/rooms", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, 405, "invalid_request", "method GET is not allowed here; use POST", nil)
+	})
+	f.handle("GET /v1/rooms/public", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("tag") != "go" {
+			t.Errorf("query %v", r.URL.Query())
+		}
+		writeJSON(w, 200, map[string]any{"result": []any{map[string]any{"id": "room0001"}}})
+	})
+	f.handle("GET /v1/mine", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]any{"result": []any{map[string]any{"id": "room0001", "membership": "active", "role": "speaker"}}})
+	})
+	h := f.host()
+	ctx := ctxT(t)
+	pub, err := h.PublicRooms(ctx, PublicRoomQuery{Tag: "go"})
+	if err != nil || len(pub.Items) != 1 || pub.Items[0].ID != fixtureRoom {
+		t.Fatalf("public rooms %+v %v", pub, err)
+	}
+	mine, err := h.MyRooms(ctx, MyRoomsQuery{})
+	if err != nil || len(mine.Items) != 1 || mine.Items[0].Role != adp.RoleSpeaker {
+		t.Fatalf("my rooms %+v %v", mine, err)
+	}
+	d, err := h.Discovery(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svc, req := d.ProfileService(); svc != f.origin || req {
+		t.Fatalf("profile service %q %v", svc, req)
+	}
+	if got := f.count("/v1/rooms/public"); got != 1 {
+		t.Fatalf("legacy list asked %d times", got)
+	}
+}
+
+// TestDiscoveryProfileMember: the closed {service, required?} of 0.12.6,
+// the older {mode, service, protocol}, {mode: optional} and none.
+func TestDiscoveryProfileMember(t *testing.T) {
+	origin := "https://hub.example"
+	for _, c := range []struct {
+		profile  string
+		service  string
+		required bool
+	}{
+		{`{"service":"https://profiles.example","required":true}`, "https://profiles.example", true},
+		{`{"service":"https://hub.example"}`, "https://hub.example", false},
+		{`{"mode":"local","service":"https://hub.example","protocol":"agent-profile/1.0"}`, "https://hub.example", false},
+		{`{"mode":"optional"}`, "", false},
+		{``, "", false},
+	} {
+		doc := `{"protocol":"agent-discourse/1.0","service":"` + origin + `"`
+		if c.profile != "" {
+			doc += `,"profile":` + c.profile
+		}
+		d, err := parseDiscovery([]byte(doc+"}"), origin, "agent-discourse", "agent-discourse/1.0")
+		if err != nil {
+			t.Fatalf("%s: %v", c.profile, err)
+		}
+		if svc, req := d.ProfileService(); svc != c.service || req != c.required {
+			t.Errorf("%s: service %q required %v", c.profile, svc, req)
+		}
 	}
 }
 
@@ -602,6 +681,33 @@ func TestDiscoveryRetriedAfterNetworkError(t *testing.T) {
 	}
 }
 
+// TestMintTokenDefaults: with the default lifetime a token is valid from
+// 30 s before it was minted until 60 s after, and a strict verifier (SDK
+// 0.12.6: no skew) accepts it over that whole span.
+func TestMintTokenDefaults(t *testing.T) {
+	s := testSigner("alice")
+	now := time.Unix(1_800_000_000, 0)
+	o := Options{}.withDefaults()
+	tok, err := mintToken(s, "https://hub.example", now, o.TokenLifetime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []time.Time{now.Add(-TokenBackdate), now, now.Add(DefaultTokenLifetime)} {
+		c, err := identity.VerifyToken(tok, "https://hub.example", at, identity.MaxTokenLifetime, 0)
+		if err != nil {
+			t.Fatalf("at %s: %v", at, err)
+		}
+		if c.ExpiresAt.Sub(c.IssuedAt) != DefaultTokenLifetime+TokenBackdate {
+			t.Fatalf("claims %+v", c)
+		}
+	}
+	for _, at := range []time.Time{now.Add(-TokenBackdate - time.Second), now.Add(DefaultTokenLifetime + time.Second)} {
+		if _, err := identity.VerifyToken(tok, "https://hub.example", at, identity.MaxTokenLifetime, 0); err == nil {
+			t.Fatalf("accepted at %s", at)
+		}
+	}
+}
+
 func TestRequestJWTs(t *testing.T) {
 	f := newFake(t)
 	f.discovery(nil)
@@ -610,6 +716,7 @@ func TestRequestJWTs(t *testing.T) {
 		writeJSON(w, 200, recordsList(recs, ""))
 	})
 	now := time.Unix(1_800_000_000, 0)
+	minted := []time.Time{now, now.Add(time.Second)}
 	h := f.host(func(o *Options) { o.Clock = func() time.Time { return now }; o.TokenLifetime = time.Hour })
 	for range 2 {
 		if _, err := h.Events(ctxT(t), fixtureRoom, EventsQuery{}); err != nil {
@@ -626,12 +733,20 @@ func TestRequestJWTs(t *testing.T) {
 		if !ok {
 			t.Fatalf("authorization %q", a)
 		}
-		claims, err := identity.VerifyToken(tok, f.origin, now, identity.MaxTokenLifetime, time.Minute)
+		// D-19: an SDK 0.12.6 host (no skew) accepts it at once; iat is
+		// backdated 30 s, exp is the capped lifetime from now, and
+		// exp - iat is at most 300 s.
+		claims, err := identity.VerifyToken(tok, f.origin, minted[i], identity.MaxTokenLifetime, 0)
 		if err != nil {
 			t.Fatalf("token %d: %v", i, err)
 		}
-		if claims.AgentID != testSigner("alice").AgentID() || claims.ExpiresAt.Sub(claims.IssuedAt) != identity.MaxTokenLifetime {
-			t.Fatalf("claims %+v (lifetime must be capped at 300 s)", claims)
+		if claims.AgentID != testSigner("alice").AgentID() || claims.ExpiresAt.Sub(claims.IssuedAt) != identity.MaxTokenLifetime ||
+			!claims.IssuedAt.Equal(minted[i].Add(-TokenBackdate)) || !claims.ExpiresAt.Equal(minted[i].Add(MaxTokenLifetime)) {
+			t.Fatalf("claims %+v (iat 30 s back, lifetime capped at 300 s)", claims)
+		}
+		// A host clock up to 30 s behind still accepts it.
+		if _, err := identity.VerifyToken(tok, f.origin, minted[i].Add(-TokenBackdate), identity.MaxTokenLifetime, 0); err != nil {
+			t.Fatalf("token %d on a host 30 s behind: %v", i, err)
 		}
 		if strings.Contains(f.logs.String(), tok) || strings.Contains(f.logs.String(), "Bearer") {
 			t.Fatal("a token reached the log")

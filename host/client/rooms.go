@@ -136,10 +136,12 @@ func (h *Host) RoomURL(ctx context.Context, roomID string) (string, error) {
 	return h.roomURL(ctx, roomID)
 }
 
-// PublicRooms lists public rooms (ADP 17, GET /v1/rooms/public),
-// anonymously.
+// PublicRooms lists public rooms (ADP 17) anonymously with GET {rooms},
+// as SDK 0.12.6 hosts serve it. A host that answers that with 405 and
+// lists a "public_rooms" endpoint (an older apconnect hub) is asked there
+// instead.
 func (h *Host) PublicRooms(ctx context.Context, q PublicRoomQuery) (*Page[*RoomResource], error) {
-	u, err := h.publicRoomsURL(ctx)
+	u, err := h.roomsURL(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +156,18 @@ func (h *Host) PublicRooms(ctx context.Context, q PublicRoomQuery) (*Page[*RoomR
 	setInt(qs, "limit", int64(q.Limit))
 	setStr(qs, "cursor", q.Cursor)
 	resp, err := h.get(ctx, u, qs, authNone, h.svc.opts.MaxResponseBytes)
+	var se *Error
+	if errors.As(err, &se) && se.Status == http.StatusMethodNotAllowed {
+		legacy, lerr := h.legacyPublicRoomsURL(ctx)
+		if lerr != nil {
+			return nil, lerr
+		}
+		if legacy == "" {
+			return nil, err
+		}
+		u = legacy
+		resp, err = h.get(ctx, u, qs, authNone, h.svc.opts.MaxResponseBytes)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -164,9 +178,11 @@ func (h *Host) PublicRooms(ctx context.Context, q PublicRoomQuery) (*Page[*RoomR
 }
 
 // MyRooms lists the rooms related to the authenticated agent
-// (GET /v1/me/rooms). It needs a signer.
+// (GET {my_rooms}, by default /v1/me/rooms). It needs a signer. Each item
+// is a room resource with the agent's membership and role (D-05); the
+// summaries older apconnect hubs returned decode too.
 func (h *Host) MyRooms(ctx context.Context, q MyRoomsQuery) (*Page[*MyRoom], error) {
-	u, err := h.meRoomsURL(ctx)
+	u, err := h.myRoomsURL(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -36,15 +36,18 @@ type RoomResource struct {
 	PreHash    string `json:"pre_hash,omitempty"`    // its pre_hash
 	Hash       string `json:"hash,omitempty"`        // its record hash
 	AcceptedAt int64  `json:"accepted_at,omitempty"` // its accepted_at
-	// Head is the current room head (ADP 5.1).
+	// Head is the current room head (ADP 5.1). A host that sends no head
+	// (allowed by SDK 0.12.6 for older hosts) gets seq and hash, as the
+	// SDK reads it.
 	Head adp.Link `json:"head"`
 	// Raw is the whole resource as strictly parsed.
 	Raw map[string]any `json:"-"`
 }
 
-// MyRoom is one item of GET /v1/me/rooms: a room summary (the room
-// resource's identity, contract and head fields) with the authenticated
-// agent's relation to the room. Raw (in RoomResource) holds the whole item.
+// MyRoom is one item of GET {my_rooms}: the room resource (D-05; older
+// apconnect hubs sent a summary of its identity, contract and head fields)
+// with the authenticated agent's relation to the room. Raw (in
+// RoomResource) holds the whole item.
 type MyRoom struct {
 	RoomResource
 	// IsCreator is true when the agent created the room.
@@ -200,17 +203,20 @@ type JoinRequestNotice struct {
 	Raw map[string]any `json:"-"`
 }
 
-// Archive is a room's archive as the JSON Lines format carries it (ADP 18):
-// the manifest, every external pack document the room imported, and every
-// record in seq order — everything adp.VerifyArchive needs offline.
+// Archive is a room's archive as DownloadArchive read it (ADP 18): the
+// manifest, every record in seq order and every external pack document the
+// room imported — everything adp.VerifyArchive needs offline.
 type Archive struct {
 	// Manifest is the archive manifest (validated against the kernel
-	// schema).
+	// schema); nil when ArchiveRecords read a current-layout record log
+	// on its own.
 	Manifest *adp.ArchiveManifest
 	// Records are the archived records in seq order (shape and record hash
 	// checked only).
 	Records []*adp.Record
-	// Packs maps external pack URLs to their documents' exact bytes
-	// (VerifyArchive's packDocs; digests checked there).
+	// Packs maps external pack URLs (the imports) to their documents'
+	// exact bytes (VerifyArchive's packDocs; digests checked there).
 	Packs map[string][]byte
+	// Layout is ArchiveLayoutCurrent or ArchiveLayoutSelfContained.
+	Layout string
 }

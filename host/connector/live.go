@@ -332,6 +332,17 @@ func (m *liveManager) consume(ctx context.Context, h *hostState, ref store.RoomR
 			c.liveStatus(ctx, ref, item.AgentStatus)
 		case client.KindJoinRequest:
 			c.liveJoinRequest(ctx, h, ref, item.JoinRequest)
+		case client.KindResubscribed:
+			// The host closed the stream at the request JWT's expiry and the
+			// client subscribed again: records accepted in between are
+			// recovered from history now, not at the next gap.
+			f, err := c.syncRoom(ctx, h, ref.Key, ref.RoomID, syncOptions{})
+			if err != nil {
+				return false
+			}
+			if f != nil {
+				return true
+			}
 		}
 	}
 }

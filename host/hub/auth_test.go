@@ -67,6 +67,10 @@ func TestRequestJWTAuth(t *testing.T) {
 		{"audience with a path", hubtest.Bearer(craftToken(a, hdr(nil), claims(func(c map[string]any) { c["aud"] = h.Origin() + "/v1" }))), false},
 		{"alg HS256", hubtest.Bearer(craftToken(a, hdr(func(m map[string]any) { m["alg"] = "HS256" }), claims(nil))), false},
 		{"alg none", hubtest.Bearer(craftToken(a, hdr(func(m map[string]any) { m["alg"] = "none" }), claims(nil))), false},
+		// D-18: typ is required, unknown header members (crit) ignored.
+		{"no typ", hubtest.Bearer(craftToken(a, hdr(func(m map[string]any) { delete(m, "typ") }), claims(nil))), false},
+		{"crit header", hubtest.Bearer(craftToken(a, hdr(func(m map[string]any) { m["crit"] = []any{"x"} }), claims(nil))), true},
+		{"extra claim", hubtest.Bearer(craftToken(a, hdr(nil), claims(func(c map[string]any) { c["jti"] = "j1" }))), true},
 		{"kid is not iss", hubtest.Bearer(craftToken(a, hdr(func(m map[string]any) { m["kid"] = b.ID }), claims(nil))), false},
 		{"sub is not iss", hubtest.Bearer(craftToken(a, hdr(nil), claims(func(c map[string]any) { c["sub"] = b.ID }))), false},
 		{"signed by another key", hubtest.Bearer(craftToken(b, hdr(nil), claims(nil))), false},

@@ -60,12 +60,15 @@ type Limits struct {
 	// LiveWriteWindow is the ±window for event created_at (300 s).
 	LiveWriteWindow time.Duration
 	// NonceCacheTTL is how long an actor's greatest accepted nonce is
-	// remembered after its latest acceptance; at least LiveWriteWindow
-	// (LiveWriteWindow by default).
+	// remembered after its latest acceptance, its final millisecond
+	// included; at least LiveWriteWindow (2 × LiveWriteWindow by default,
+	// the SDK 0.12.6 default: 600 s).
 	NonceCacheTTL time.Duration
 	// TokenMaxLifetime bounds a request JWT's exp - iat (300 s).
 	TokenMaxLifetime time.Duration
-	// TokenClockSkew is the tolerated skew for iat and exp (60 s).
+	// TokenClockSkew is the tolerated skew for iat and exp (60 s). This is
+	// hub policy: SDK 0.12.6 hosts verify with none (iat <= now <= exp),
+	// and identity.VerifyToken with skew 0 gives their verdicts.
 	TokenClockSkew time.Duration
 	// MaxWriteBody is the default body limit of write endpoints that do not
 	// set their own (512 KiB).

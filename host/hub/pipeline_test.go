@@ -238,9 +238,9 @@ func TestNonceCacheSharedAcrossProtocols(t *testing.T) {
 	wantError(t, h.Do(http.MethodPost, probePath, a.ProfileUpdate(t, h.Now(), 200, payloadFor(a, "p3")), nil), http.StatusBadRequest, identity.CodeInvalidEvent)
 }
 
-// TestNonceCacheExpiryAndRestart: the cache entry is valid for the window
-// after the latest acceptance (and survives a restart within it); after it
-// expires a protocol without a durable comparison accepts a lower nonce.
+// TestNonceCacheExpiryAndRestart: the cache entry is valid for two windows
+// after the latest acceptance (and survives a restart within them); after
+// it expires a protocol without a durable comparison accepts a lower nonce.
 // Exact resubmissions resolve from durable history with the original
 // accepted_at, whatever the clock.
 func TestNonceCacheExpiryAndRestart(t *testing.T) {
@@ -260,14 +260,14 @@ func TestNonceCacheExpiryAndRestart(t *testing.T) {
 		t.Fatalf("accepted_at %d is not the hub clock %d", orig.AcceptedAt, clock.Now().UnixMilli())
 	}
 
-	clock.Advance(299 * time.Second)
+	clock.Advance(599 * time.Second)
 	h = h.Restart()
 	mountProbe(h)
 	r = h.Do(http.MethodPost, probePath, probeEvent(a, t, clock.Now(), 250, "probe.write"), nil)
 	wantError(t, r, http.StatusConflict, identity.CodeNonceNotGreater)
 	wantMaxSeen(t, r, 300)
 
-	clock.Advance(2 * time.Second) // 301 s after the acceptance: expired
+	clock.Advance(2 * time.Second) // 601 s after the acceptance: expired
 	r = h.Do(http.MethodPost, probePath, probeEvent(a, t, clock.Now(), 250, "probe.write"), nil)
 	if r.Status != http.StatusCreated {
 		t.Fatalf("lower nonce after expiry: %d %s", r.Status, r.Body)
@@ -286,6 +286,95 @@ func TestNonceCacheExpiryAndRestart(t *testing.T) {
 	}
 	if _, ok := committed.Load(eventID(t, first)); !ok {
 		t.Fatal("AfterCommit did not run for the accepted write")
+	}
+}
+
+// TestNonceCacheBoundary (PROTOCOL-0.12 §2.6, D-17): with the default TTL
+// of 2 × window (600 s) an entry stored at T is still valid at T+600000 —
+// its final millisecond — and expired at T+600001.
+func TestNonceCacheBoundary(t *testing.T) {
+	clock := hubtest.NewClock(time.UnixMilli(1_800_000_000_000))
+	h := hubtest.Start(t, hubtest.WithClock(clock))
+	mountProbe(h)
+	a := hubtest.NewAgent(29)
+	if r := h.Do(http.MethodPost, probePath, probeEvent(a, t, clock.Now(), 5, "probe.write"), nil); r.Status != http.StatusCreated {
+		t.Fatalf("nonce 5: %d %s", r.Status, r.Body)
+	}
+	clock.Advance(600 * time.Second)
+	r := h.Do(http.MethodPost, probePath, probeEvent(a, t, clock.Now(), 5, "probe.write"), nil)
+	wantError(t, r, http.StatusConflict, identity.CodeNonceNotGreater)
+	wantMaxSeen(t, r, 5)
+	clock.Advance(time.Millisecond)
+	if r := h.Do(http.MethodPost, probePath, probeEvent(a, t, clock.Now(), 5, "probe.write"), nil); r.Status != http.StatusCreated {
+		t.Fatalf("nonce 5 one millisecond after expiry: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestReplayAfterHistoryPruning (PROTOCOL-0.12 §2.6, D-17): the SDK's
+// submission steps. Window 300 s, t = 1779753600000; E1 = (created t,
+// nonce t), E2 = (created t+1000, nonce t), E3 = (created t+300000, nonce
+// t+300000). The hub keeps its accepted history forever; the test prunes
+// accepted_envelopes by hand where the SDK's steps hold nothing in
+// history, so only the nonce cache stands between E3 and a replay. With the
+// default TTL (600 s) the replay is refused; a TTL of one window (the
+// older default) accepts it.
+func TestReplayAfterHistoryPruning(t *testing.T) {
+	const start = int64(1779753600000)
+	for _, c := range []struct {
+		name      string
+		ttl       time.Duration
+		replayErr string // the outcome of E3 again at t+451000
+	}{
+		{"default TTL", 0, identity.CodeNonceNotGreater},
+		{"TTL of one window", 300 * time.Second, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clock := hubtest.NewClock(time.UnixMilli(start))
+			h := hubtest.Start(t, hubtest.WithClock(clock), hubtest.WithOptions(func(o *hub.Options) { o.Limits.NonceCacheTTL = c.ttl }))
+			mountProbe(h)
+			a := hubtest.NewAgent(30)
+			ev := func(created, nonce int64) []byte {
+				return probeEvent(a, t, time.UnixMilli(created), nonce, "probe.write")
+			}
+			e1, e2, e3 := ev(start, start), ev(start+1000, start), ev(start+300000, start+300000)
+			prune := func() {
+				t.Helper()
+				if err := h.DB().Write(context.Background(), func(tx *sql.Tx) error {
+					_, err := tx.Exec(`DELETE FROM accepted_envelopes`)
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			submit := func(now int64, env []byte) *hubtest.Response {
+				clock.Set(time.UnixMilli(now))
+				return h.Do(http.MethodPost, probePath, env, nil)
+			}
+			accepted := func(r *hubtest.Response, replay bool) {
+				t.Helper()
+				var pr probeResult
+				if r.Status != http.StatusCreated {
+					t.Fatalf("%d %s", r.Status, r.Body)
+				}
+				if r.Decode(t, &pr); pr.Replayed != replay {
+					t.Fatalf("replayed %v, want %v", pr.Replayed, replay)
+				}
+			}
+			accepted(submit(start, e1), false)
+			accepted(submit(start+300001, e1), true) // held in history: resubmission
+			prune()
+			wantError(t, submit(start+300001, e1), http.StatusBadRequest, identity.CodeTimestampOutOfWindow)
+			wantError(t, submit(start+2000, e2), http.StatusConflict, identity.CodeNonceNotGreater)
+			accepted(submit(start+1000, e3), false)
+			prune()
+			r := submit(start+451000, e3)
+			if c.replayErr == "" {
+				accepted(r, false) // the replay the longer TTL prevents
+				return
+			}
+			wantError(t, r, http.StatusConflict, c.replayErr)
+			wantMaxSeen(t, r, start+300000)
+		})
 	}
 }
 

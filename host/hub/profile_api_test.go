@@ -402,3 +402,29 @@ func TestProfileLimits(t *testing.T) {
 	r := submit(`{` + id + `,"name":"n","links":[` + strings.Join(links, ",") + `]}`)
 	wantError(t, r, http.StatusRequestEntityTooLarge, identity.CodePayloadTooLarge)
 }
+
+// TestProfileURLHostsOverHTTPS (D-25): over the real endpoint, a URL field
+// that names no host and a delegation id "." are invalid_event with the
+// pointer of the field, and nothing is stored.
+func TestProfileURLHostsOverHTTPS(t *testing.T) {
+	h := hubtest.Start(t)
+	a := hubtest.NewAgent(60)
+	for i, c := range []struct{ fragment, pointer string }{
+		{`"avatar_url":"https://"`, "/event/payload/avatar_url"},
+		{`"delegations":[{"principal":{"id":"https://"}}]`, "/event/payload/delegations/0/principal/id"},
+		{`"delegations":[{"id":".","principal":{"id":"https://org.example"}}]`, "/event/payload/delegations/0/id"},
+	} {
+		r := h.Do(http.MethodPost, "/v1/profiles", a.ProfileUpdate(t, h.Now(), int64(i+1), `{"id":"`+a.ID+`","name":"n",`+c.fragment+`}`), nil)
+		wantError(t, r, http.StatusBadRequest, identity.CodeInvalidEvent)
+		var e struct {
+			Error struct {
+				Data struct{ Pointer string } `json:"data"`
+			} `json:"error"`
+		}
+		r.Decode(t, &e)
+		if e.Error.Data.Pointer != c.pointer {
+			t.Errorf("%s: pointer %q, want %q", c.fragment, e.Error.Data.Pointer, c.pointer)
+		}
+	}
+	wantError(t, h.Do(http.MethodGet, "/v1/profiles/"+a.ID, nil, nil), http.StatusNotFound, identity.CodeNotFound)
+}

@@ -12,7 +12,11 @@ import (
 // apconnect issues or accepts (section 7 recommends 300 s or less).
 const MaxTokenLifetime = 300 * time.Second
 
-// DefaultClockSkew is the tolerance for iat in the future and exp in the past.
+// DefaultClockSkew is the local hub's tolerance for iat in the future and
+// exp in the past. It is host policy, not protocol: SDK 0.12.6 verifies
+// with no skew at all, and VerifyToken with skew 0 gives the SDK's
+// verdicts (the interop suite checks that). A verifier that tolerates skew
+// accepts every token a strict one accepts.
 const DefaultClockSkew = 60 * time.Second
 
 // maxTokenLen bounds the size of a compact JWT a verifier will look at.
@@ -27,8 +31,11 @@ type TokenClaims struct {
 }
 
 // IssueToken returns a compact request JWT (section 7) for the service at
-// origin, valid from now for lifetime (at most MaxTokenLifetime). Tokens are
-// minted per request and never stored.
+// origin with iat = now and exp = now + lifetime (lifetime at most
+// MaxTokenLifetime). Tokens are minted per request and never stored. A
+// client facing hosts whose clocks may run behind its own passes a
+// backdated now (and a lifetime grown by the same amount), since SDK
+// 0.12.6 hosts refuse an iat even one second in their future.
 func IssueToken(s Signer, origin string, now time.Time, lifetime time.Duration) (string, error) {
 	aud, err := NormalizeOrigin(origin)
 	if err != nil {
@@ -54,11 +61,16 @@ func IssueToken(s Signer, origin string, now time.Time, lifetime time.Duration) 
 	return signing + "." + EncodeBase64URL(s.SignDigest([]byte(signing))), nil
 }
 
-// VerifyToken checks a compact request JWT by the six rules of section 7 for
-// a service whose origin is audience: alg EdDSA, kid = iss = sub, a valid
-// Agent ID, a strict signature, aud equal to the origin, and iat/exp valid at
-// now (exp > iat, lifetime at most maxLifetime, clock skew tolerated). Every
-// failure is an *Error with code invalid_token.
+// VerifyToken checks a compact request JWT by the rules of section 7, as
+// SDK 0.12.6's verify_request_jwt reads them, for a service whose origin is
+// audience: header alg EdDSA and typ JWT (both required; other header
+// members such as crit are ignored, as are extra claims), kid = iss = sub
+// naming a valid Agent ID, a strict signature, aud equal to the origin,
+// integer iat and exp with exp > iat and exp - iat at most maxLifetime, and
+// iat <= now + skew and exp >= now - skew. With skew 0 the verdicts are
+// the SDK's (an exp equal to now is still valid); the local hub tolerates
+// DefaultClockSkew as its policy. Every failure is an *Error with code
+// invalid_token.
 func VerifyToken(token, audience string, now time.Time, maxLifetime, skew time.Duration) (*TokenClaims, error) {
 	bad := func(format string, args ...any) (*TokenClaims, error) {
 		return nil, newError(CodeInvalidToken, "", format, args...)
@@ -93,12 +105,12 @@ func VerifyToken(token, audience string, now time.Time, maxLifetime, skew time.D
 	if header["alg"] != "EdDSA" {
 		return bad("alg must be EdDSA")
 	}
-	if typ, present := header["typ"]; present && typ != "JWT" {
+	if header["typ"] != "JWT" {
 		return bad("typ must be JWT")
 	}
-	if _, crit := header["crit"]; crit {
-		return bad("crit header parameters are not supported")
-	}
+	// Unknown header members, crit included, are ignored as SDK 0.12.6
+	// ignores them: a request JWT's meaning is fixed by section 7, and a
+	// crit extension cannot loosen any of its checks.
 	kid, _ := header["kid"].(string)
 	cv, err := ParseStrict(claimBytes)
 	if err != nil {
@@ -130,7 +142,7 @@ func VerifyToken(token, audience string, now time.Time, maxLifetime, skew time.D
 	}
 	iat, ok1 := IntValue(claims["iat"])
 	exp, ok2 := IntValue(claims["exp"])
-	if !ok1 || !ok2 || iat < 0 {
+	if !ok1 || !ok2 {
 		return bad("iat and exp must be integer NumericDates in seconds")
 	}
 	if exp <= iat {
@@ -145,7 +157,7 @@ func VerifyToken(token, audience string, now time.Time, maxLifetime, skew time.D
 	if iat > nowS+sk {
 		return bad("token issued in the future")
 	}
-	if exp+sk <= nowS {
+	if exp+sk < nowS {
 		return bad("token expired")
 	}
 	return &TokenClaims{AgentID: kid, Aud: aud, IssuedAt: time.Unix(iat, 0), ExpiresAt: time.Unix(exp, 0)}, nil

@@ -50,6 +50,8 @@ func TestVerifyTokenRejections(t *testing.T) {
 	cases := []struct{ name, token, reason string }{
 		{"alg none", forge(s, `{"alg":"none","typ":"JWT","kid":"`+id+`"}`, good), "alg"},
 		{"alg HS256", forge(s, `{"alg":"HS256","kid":"`+id+`"}`, good), "alg"},
+		{"no typ", forge(s, `{"alg":"EdDSA","kid":"`+id+`"}`, good), "typ"},
+		{"typ jwt", forge(s, `{"alg":"EdDSA","typ":"jwt","kid":"`+id+`"}`, good), "typ"},
 		{"kid differs from iss", forge(s, hdr, claims(other.AgentID(), id, "https://hub.example", now.Unix(), now.Unix()+60)), "same Agent ID"},
 		{"sub differs", forge(s, hdr, claims(id, other.AgentID(), "https://hub.example", now.Unix(), now.Unix()+60)), "same Agent ID"},
 		{"signed by another key", forge(other, hdr, good), "signature"},
@@ -72,6 +74,50 @@ func TestVerifyTokenRejections(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.reason) {
 				t.Fatalf("err = %v, want it to mention %q", err, tc.reason)
+			}
+		})
+	}
+}
+
+// TestVerifyTokenSDKVerdicts: the request JWT cases of PROTOCOL-0.12 §2.7
+// (aud https://api.example.com, now 1779753700) with skew 0 give SDK
+// 0.12.6's verdicts; the hub's 60 s skew accepts the two clock cases too.
+func TestVerifyTokenSDKVerdicts(t *testing.T) {
+	s := testSigner(t, "alice")
+	id := s.AgentID()
+	const aud = "https://api.example.com"
+	const now = int64(1779753700)
+	hdr := `{"alg":"EdDSA","typ":"JWT","kid":"` + id + `"}`
+	claims := func(aud string, iat, exp string, extra string) string {
+		return `{"iss":"` + id + `","sub":"` + id + `","aud":"` + aud + `","iat":` + iat + `,"exp":` + exp + extra + `}`
+	}
+	n := func(d int64) string { return itoa(now + d) }
+	for _, c := range []struct {
+		name           string
+		token          string
+		strict, skewed bool // valid with skew 0, valid with DefaultClockSkew
+	}{
+		{"iat=now exp=now+300", forge(s, hdr, claims(aud, n(0), n(300), "")), true, true},
+		{"iat=now+1", forge(s, hdr, claims(aud, n(1), n(300), "")), false, true},
+		{"iat=now-300 exp=now", forge(s, hdr, claims(aud, n(-300), n(0), "")), true, true},
+		{"exp=now-1", forge(s, hdr, claims(aud, n(-299), n(-1), "")), false, true},
+		{"exp-iat=301", forge(s, hdr, claims(aud, n(-1), n(300), "")), false, false},
+		{"header without typ", forge(s, `{"alg":"EdDSA","kid":"`+id+`"}`, claims(aud, n(0), n(300), "")), false, false},
+		{"header with crit", forge(s, `{"alg":"EdDSA","typ":"JWT","kid":"`+id+`","crit":["x"]}`, claims(aud, n(0), n(300), "")), true, true},
+		{"extra claim jti", forge(s, hdr, claims(aud, n(0), n(300), `,"jti":"abc"`)), true, true},
+		{"aud with a trailing slash", forge(s, hdr, claims(aud+"/", n(0), n(300), "")), false, false},
+		{"iat as a float", forge(s, hdr, claims(aud, n(0)+".0", n(300), "")), false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := VerifyToken(c.token, aud, time.Unix(now, 0), MaxTokenLifetime, 0)
+			if (err == nil) != c.strict {
+				t.Errorf("skew 0: err = %v, want valid=%v", err, c.strict)
+			}
+			if err != nil && ErrorCode(err) != CodeInvalidToken {
+				t.Errorf("skew 0: code %q, want invalid_token", ErrorCode(err))
+			}
+			if _, err := VerifyToken(c.token, aud, time.Unix(now, 0), MaxTokenLifetime, DefaultClockSkew); (err == nil) != c.skewed {
+				t.Errorf("skew %s: err = %v, want valid=%v", DefaultClockSkew, err, c.skewed)
 			}
 		})
 	}

@@ -238,7 +238,7 @@ func openRoom(t *testing.T, h *hubtest.Hub, creator *inproc, types []any, joiner
 	t.Helper()
 	now := time.Now().UnixMilli()
 	r := call(t, creator.proc, "room_create", map[string]any{"host": h.Origin(), "topic": "plugins", "visibility": "public",
-		"start_time": now - 1000, "end_time": now + 3600_000, "types": types})
+		"start_time": now - 1000, "end_time": now + 3600_000, "types": types, "policy": openRoles})
 	roomID := get(r, "room", "room_id").(string)
 	for _, j := range joiners {
 		if r := call(t, j.proc, "room_join", map[string]any{"host": h.Origin(), "room_id": roomID, "role": "speaker"}); r["status"] != "joined" {
@@ -632,6 +632,6 @@ func createRoomWith(t testing.TB, p *proc, host string, types []any) string {
 	t.Helper()
 	now := time.Now().UnixMilli()
 	r := call(t, p, "room_create", map[string]any{"host": host, "topic": "e2e", "visibility": "public",
-		"start_time": now - 1000, "end_time": now + 3600_000, "types": types})
+		"start_time": now - 1000, "end_time": now + 3600_000, "types": types, "policy": openRoles})
 	return get(r, "room", "room_id").(string)
 }

@@ -128,10 +128,18 @@ func get(v any, path ...string) any {
 	return v
 }
 
+// openRoles lets speakers and observers join a test room directly (the
+// public default is observers only).
+var openRoles = map[string]any{"open_roles": []any{"speaker", "observer"}}
+
+// createRoom creates a room; a public one without a policy gets openRoles.
 func createRoom(t testing.TB, p *proc, host, visibility string, policy map[string]any) string {
 	t.Helper()
 	now := time.Now().UnixMilli()
 	args := map[string]any{"host": host, "topic": "e2e", "visibility": visibility, "start_time": now - 1000, "end_time": now + 3600_000}
+	if policy == nil && visibility == "public" {
+		policy = openRoles
+	}
 	if policy != nil {
 		args["policy"] = policy
 	}
@@ -188,11 +196,12 @@ func TestJoinAndDraftPaths(t *testing.T) {
 		t.Fatalf("invited join %v", r)
 	}
 
-	// Drafts: bob reads, alice speaks, bob's writes meet the moved head.
+	// Drafts: bob reads, alice moves the head (a room.update of the agenda;
+	// messages never do), bob's writes meet the moved head.
 	raceOnce := func(text string) {
 		call(t, bob, "room_timeline", map[string]any{"room_id": room2, "refresh": true, "unread_only": true, "mark_read": true})
 		call(t, alice, "room_timeline", map[string]any{"room_id": room2, "refresh": true})
-		if r := call(t, alice, "room_send_message", map[string]any{"room_id": room2, "content": text}); r["status"] != "sent" {
+		if r := call(t, alice, "room_submit_event", map[string]any{"room_id": room2, "type": "room.update", "payload": map[string]any{"agenda": text}}); r["status"] != "sent" {
 			t.Fatalf("alice %v", r)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -14,19 +13,14 @@ import (
 	"apconnect/host/identity"
 )
 
-// Archive line type of an external pack document in archive.jsonl. The
-// manifest line has the manifest's own type, "room.archive".
-const (
-	ArchiveManifestType = "room.archive"
-	ArchivePackType     = "room.archive.pack"
-)
+// ArchiveManifestType is the manifest's type member (ADP 18).
+const ArchiveManifestType = "room.archive"
 
 // archive is one consistent view of a room's archive: the manifest and the
-// records and pack documents it commits to, read in one transaction.
+// records it commits to, read in one transaction.
 type archive struct {
 	manifest map[string]any
 	room     *adp.Room
-	packs    []packDoc
 	tx       *sql.Tx // open read transaction; records are streamed from it
 	lastSeq  int64
 }
@@ -46,6 +40,11 @@ func (s *Service) openArchive(ctx context.Context, roomID, agent string, through
 	unlock()
 	if err != nil {
 		return nil, err
+	}
+	if through <= 0 || through > room.Last.Seq {
+		// The manifest commits to the records the room state it lists packs
+		// from has applied (a record committed since is not in room).
+		through = room.Last.Seq
 	}
 	now := s.now()
 	status := room.StatusAt(now)
@@ -81,14 +80,9 @@ func (a *archive) read(ctx context.Context, s *Service, roomID string, now int64
 	if err := a.tx.QueryRowContext(ctx, `SELECT archived_at FROM adp_rooms WHERE id = ?`, roomID).Scan(&archivedAt); err != nil {
 		return err
 	}
-	q := `SELECT seq, hash FROM adp_records WHERE room_id = ? ORDER BY seq DESC LIMIT 1`
-	args := []any{roomID}
-	if through > 0 {
-		q = `SELECT seq, hash FROM adp_records WHERE room_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1`
-		args = append(args, through)
-	}
 	var lastHash string
-	if err := a.tx.QueryRowContext(ctx, q, args...).Scan(&a.lastSeq, &lastHash); err != nil {
+	if err := a.tx.QueryRowContext(ctx, `SELECT seq, hash FROM adp_records WHERE room_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1`,
+		roomID, through).Scan(&a.lastSeq, &lastHash); err != nil {
 		return err
 	}
 	generated := now
@@ -100,11 +94,10 @@ func (a *archive) read(ctx context.Context, s *Service, roomID string, now int64
 	if !final {
 		pin = "?last_seq=" + strconv.FormatInt(a.lastSeq, 10)
 	}
-	packs, err := packDocuments(ctx, a.tx, a.room)
+	packs, err := packDocuments(ctx, a.tx, a.room, a.lastSeq)
 	if err != nil {
 		return err
 	}
-	a.packs = packs
 	a.manifest = map[string]any{
 		"protocol": Protocol, "type": ArchiveManifestType, "room_id": roomID, "url": url,
 		"generated_at": generated, "last_seq": a.lastSeq, "last_hash": lastHash,
@@ -114,7 +107,20 @@ func (a *archive) read(ctx context.Context, s *Service, roomID string, now int64
 		},
 		"extra": map[string]any{"status": string(a.room.StatusAt(generated)), "final": final},
 	}
+	if len(packs) > 0 {
+		listed := make([]any, len(packs))
+		for i, p := range packs {
+			listed[i] = map[string]any{"pack": p.URL, "digest": p.Digest, "url": packDocURL(url, p.Index)}
+		}
+		a.manifest["packs"] = listed
+	}
 	return nil
+}
+
+// packDocURL is where the archive serves the n-th external pack document a
+// room imported: GET {room}/archive/packs/{n}, the document's exact bytes.
+func packDocURL(roomURL string, n int) string {
+	return roomURL + "/archive/packs/" + strconv.Itoa(n)
 }
 
 // records streams the archive's records in seq order.
@@ -180,41 +186,22 @@ func (s *Service) archiveManifest(w http.ResponseWriter, r *http.Request) {
 	hubhttp.WriteJSON(w, http.StatusOK, a.manifest)
 }
 
-// archiveJSONL serves GET /v1/rooms/{id}/archive.jsonl: one JSON object per
-// line — the manifest, then each imported external pack document
-// ({"type":"room.archive.pack","pack":URL,"digest":D,"document":TEXT}, the
-// document's bytes exactly as its digest covers them), then every record
-// in seq order. Nothing else is needed to verify the archive offline.
+// archiveJSONL serves GET /v1/rooms/{id}/archive.jsonl, the manifest's
+// formats.jsonl: the server records in seq order, one per line, and nothing
+// else (ADP 18 as SDK 0.12.6 reads it; older hubs put the manifest and the
+// pack documents first). The pack documents are served at the manifest's
+// packs[].url.
 func (s *Service) archiveJSONL(w http.ResponseWriter, r *http.Request) {
 	a, ok := s.archiveRequest(w, r, true)
 	if !ok {
 		return
 	}
 	defer a.tx.Rollback()
-	lines := [][]byte{}
-	m, err := json.Marshal(a.manifest)
-	if err != nil {
-		hubhttp.WriteError(w, r, s.logger, err)
-		return
-	}
-	lines = append(lines, m)
-	for _, p := range a.packs {
-		b, err := json.Marshal(map[string]any{"type": ArchivePackType, "pack": p.URL, "digest": p.Digest, "document": string(p.Document)})
-		if err != nil {
-			hubhttp.WriteError(w, r, s.logger, err)
-			return
-		}
-		lines = append(lines, b)
-	}
 	w.Header().Set("Content-Type", "application/jsonl")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
 	bw := bufio.NewWriter(w)
-	for _, l := range lines {
-		bw.Write(l)
-		bw.WriteByte('\n')
-	}
-	err = a.records(r.Context(), func(raw []byte) error {
+	err := a.records(r.Context(), func(raw []byte) error {
 		bw.Write(raw)
 		return bw.WriteByte('\n')
 	})
@@ -224,6 +211,51 @@ func (s *Service) archiveJSONL(w http.ResponseWriter, r *http.Request) {
 	if err != nil && !errors.Is(err, context.Canceled) {
 		s.logger.Warn("archive stream failed", "room", r.PathValue("room_id"), "err", err)
 	}
+}
+
+// archivePack serves GET /v1/rooms/{id}/archive/packs/{n}: the exact bytes
+// of the n-th external pack document the room imported (its digest covers
+// them), under the read permissions of the archive (ADP 15; a request JWT
+// for rooms that are not public).
+func (s *Service) archivePack(w http.ResponseWriter, r *http.Request) {
+	if err := hubhttp.CheckQuery(r.URL.Query()); err != nil {
+		hubhttp.WriteError(w, r, s.logger, err)
+		return
+	}
+	roomID := r.PathValue("room_id")
+	raw := r.PathValue("n")
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 0 || strconv.Itoa(n) != raw {
+		hubhttp.WriteError(w, r, s.logger, hubhttp.Errorf(identity.CodeNotFound, "no archived pack %q", truncate(raw, 20)))
+		return
+	}
+	e, unlock, err := s.readRoom(r.Context(), roomID)
+	if err != nil {
+		hubhttp.WriteError(w, r, s.logger, err)
+		return
+	}
+	err = readEventsAllowed(e.room, hubhttp.AgentID(r.Context()), roomID, "reading the archive")
+	room := e.room.Clone()
+	unlock()
+	if err != nil {
+		hubhttp.WriteError(w, r, s.logger, err)
+		return
+	}
+	packs, err := packDocuments(r.Context(), s.db.Reader(), room, room.Last.Seq)
+	if err != nil {
+		hubhttp.WriteError(w, r, s.logger, err)
+		return
+	}
+	if n >= len(packs) {
+		hubhttp.WriteError(w, r, s.logger, hubhttp.Errorf(identity.CodeNotFound, "room %s has no archived pack %d", roomID, n))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Length", strconv.Itoa(len(packs[n].Document)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(packs[n].Document)
 }
 
 // archiveMarkdown serves GET /v1/rooms/{id}/archive.md: a human-readable

@@ -4,10 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -20,29 +19,41 @@ import (
 	"apconnect/host/identity"
 )
 
-// packServer serves an external pack document over HTTPS on loopback and
-// returns its URL, digest and the hub option that trusts it.
-func packServer(t *testing.T, doc string) (string, string, hubtest.Option) {
+// packServer serves the triage pack document over HTTPS on loopback, with
+// the import URL as its pack id, and returns that URL, the document, its
+// digest and the hub option that trusts the server.
+func packServer(t *testing.T) (string, string, string, hubtest.Option) {
 	t.Helper()
+	var doc string
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(doc))
 	}))
 	t.Cleanup(srv.Close)
-	sum := sha256.Sum256([]byte(doc))
-	digest := "sha256:" + identity.EncodeBase64URL(sum[:])
+	url := srv.URL + "/triage-1.0.json"
+	doc = triageDoc(url)
 	opt := hubtest.WithOptions(func(o *hub.Options) {
 		o.PackFetcher = &adp.HTTPSPackFetcher{Client: srv.Client(), AllowPrivateAddresses: true}
 	})
-	return srv.URL + "/triage-1.0.json", digest, opt
+	return url, doc, packDigest(t, doc), opt
 }
 
 // triagePack is an external pack document with a hostile title and
-// instructions (rendered in the Markdown export).
-const triagePack = `{"protocol":"agent-discourse/1.0","packs":[{"id":"triage/1.0","title":"Triage","types":[
+// instructions (rendered in the Markdown export); $ID stands for its pack
+// id, which is the URL it is imported from.
+const triagePack = `{"protocol":"agent-discourse/1.0","packs":[{"id":"$ID","title":"Triage","types":[
  {"type":"triage.label","kind":"signal","title":"<b>Label</b>","instructions":"<script>alert('pack')</script>",
   "schema":{"type":"object","required":["label"],"properties":{"label":{"type":"string"}}}}]}]}
 `
+
+// triageDoc is triagePack imported from url.
+func triageDoc(url string) string { return strings.ReplaceAll(triagePack, "$ID", url) }
+
+// packDigest is the digest an import of doc carries.
+func packDigest(t testing.TB, doc string) string {
+	t.Helper()
+	return adp.PackDigest([]byte(doc))
+}
 
 // hostile are agent-controlled strings that must never render as HTML,
 // links or images in the Markdown export.
@@ -61,46 +72,70 @@ var hostile = []string{
 	"nul\x00byte and \u2028 separator",
 }
 
-// readArchiveJSONL splits an archive.jsonl into its manifest, pack
-// documents and records.
-func readArchiveJSONL(t *testing.T, body []byte) (*adp.ArchiveManifest, map[string][]byte, []*adp.Record) {
+// readArchiveJSONL reads a records-only archive.jsonl (ADP 18 as SDK
+// 0.12.6 reads it): every non-blank line is a server record.
+func readArchiveJSONL(t *testing.T, body []byte) []*adp.Record {
 	t.Helper()
-	var man *adp.ArchiveManifest
-	packs := map[string][]byte{}
 	var recs []*adp.Record
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
 		line := sc.Bytes()
-		v, err := identity.ParseStrict(line)
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		rec, err := adp.ParseRecord(line)
 		if err != nil {
-			t.Fatalf("archive line is not strict JSON: %v", err)
+			t.Fatalf("archive line is not a server record: %v\n%s", err, line)
 		}
-		m := v.(map[string]any)
-		switch m["type"] {
-		case discourse.ArchiveManifestType:
-			if man, err = adp.ParseArchiveManifest(line); err != nil {
-				t.Fatal(err)
-			}
-		case discourse.ArchivePackType:
-			packs[m["pack"].(string)] = []byte(m["document"].(string))
-		default:
-			rec, err := adp.RecordFromValue(v, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			recs = append(recs, rec)
-		}
+		recs = append(recs, rec)
 	}
-	return man, packs, recs
+	return recs
+}
+
+// fetchedArchive is an archive read the way SDK 0.12.6's room_archive
+// reads it.
+type fetchedArchive struct {
+	body     []byte // the manifest as served
+	manifest *adp.ArchiveManifest
+	records  []*adp.Record
+	packs    map[string][]byte // manifest.packs[].pack → the bytes at its url
+}
+
+// fetchArchive reads a room's archive as agent a (anonymously when nil):
+// the manifest, its formats.jsonl, and every manifest.packs[].url, all on
+// the hub's origin.
+func (f *fx) fetchArchive(t *testing.T, roomID string, a *hubtest.Agent) *fetchedArchive {
+	t.Helper()
+	get := func(u string) []byte {
+		t.Helper()
+		path, ok := strings.CutPrefix(u, f.h.Origin())
+		if !ok {
+			t.Fatalf("%s is not on the hub's origin %s", u, f.h.Origin())
+		}
+		r := f.h.Get(t, path, a)
+		wantStatus(t, r, 200)
+		return r.Body
+	}
+	body := get(f.h.Origin() + "/v1/rooms/" + roomID + "/archive")
+	man, err := adp.ParseArchiveManifest(body)
+	if err != nil {
+		t.Fatalf("manifest: %v\n%s", err, body)
+	}
+	out := &fetchedArchive{body: body, manifest: man, records: readArchiveJSONL(t, get(man.Formats["jsonl"])), packs: map[string][]byte{}}
+	for _, p := range man.Packs {
+		out.packs[p.Pack] = get(p.URL)
+	}
+	return out
 }
 
 // TestArchives: the manifest (provisional while the room lives, fixed once
-// it ends), the JSONL with pack documents verifying offline through
+// it ends, listing the external packs with URLs on the hub), the
+// records-only JSONL and the pack documents verifying offline through
 // adp.VerifyArchive, redaction reported, and the Markdown export keeping
 // every hostile string inside code.
 func TestArchives(t *testing.T) {
-	packURL, digest, opt := packServer(t, triagePack)
+	packURL, packDoc, digest, opt := packServer(t)
 	f := newFx(t, opt)
 	as := agents(210, 3)
 	creator, sp := as[0], as[1]
@@ -142,9 +177,9 @@ func TestArchives(t *testing.T) {
 		// The pinned JSONL stays at last_seq after more records.
 		f.clock.Advance(13 * time.Second)
 		wantStatus(t, f.message(creator, id, "after the manifest"), 200)
-		man, _, recs := readArchiveJSONL(t, f.h.Get(t, "/v1/rooms/"+id+"/archive.jsonl"+pin, nil).Body)
-		if man.LastSeq != last.Seq || int64(len(recs)) != last.Seq {
-			t.Fatalf("pinned JSONL: manifest %d, %d records", man.LastSeq, len(recs))
+		recs := readArchiveJSONL(t, f.h.Get(t, "/v1/rooms/"+id+"/archive.jsonl"+pin, nil).Body)
+		if int64(len(recs)) != last.Seq || recs[len(recs)-1].Hash != last.Hash {
+			t.Fatalf("pinned JSONL: %d records, want %d", len(recs), last.Seq)
 		}
 	})
 
@@ -169,21 +204,31 @@ func TestArchives(t *testing.T) {
 		}
 		manifestBody = r.Body
 	})
-	t.Run("JSONL verifies offline, pack included, redaction reported", func(t *testing.T) {
+	t.Run("records-only JSONL and served packs verify offline, redaction reported", func(t *testing.T) {
 		r := f.h.Get(t, "/v1/rooms/"+id+"/archive.jsonl", nil)
 		wantStatus(t, r, 200)
 		if ct := r.Header.Get("Content-Type"); ct != "application/jsonl" {
 			t.Fatalf("Content-Type %q", ct)
 		}
-		first, _, _ := bytes.Cut(r.Body, []byte("\n"))
-		if !jsonEq(t, json.RawMessage(first), json.RawMessage(manifestBody)) {
-			t.Fatalf("JSONL manifest line %s differs from the manifest %s", first, manifestBody)
+		a := f.fetchArchive(t, id, nil)
+		if !bytes.Equal(a.body, manifestBody) {
+			t.Fatalf("the manifest changed:\n%s\n%s", a.body, manifestBody)
 		}
-		man, packs, recs := readArchiveJSONL(t, r.Body)
-		if string(packs[packURL]) != triagePack || len(packs) != 1 {
-			t.Fatalf("pack documents %v", packs)
+		// D-21: one line per record, nothing else.
+		if lines := bytes.Count(bytes.TrimSpace(r.Body), []byte("\n")) + 1; lines != len(a.records) || int64(len(a.records)) != closeRec.Seq {
+			t.Fatalf("%d lines, %d records, last seq %d", lines, len(a.records), closeRec.Seq)
 		}
-		rep, err := adp.VerifyArchive(man, recs, packs, nil)
+		// manifest.packs lists the import with the signed digest and a URL
+		// on the hub serving the exact bytes.
+		want := []adp.ArchivedPack{{Pack: packURL, Digest: digest, URL: f.h.Origin() + "/v1/rooms/" + id + "/archive/packs/0"}}
+		if !reflect.DeepEqual(a.manifest.Packs, want) || string(a.packs[packURL]) != packDoc {
+			t.Fatalf("packs %+v, documents %v", a.manifest.Packs, a.packs)
+		}
+		pr := f.h.Get(t, "/v1/rooms/"+id+"/archive/packs/0", nil)
+		if ct := pr.Header.Get("Content-Type"); ct != "application/json" {
+			t.Fatalf("pack Content-Type %q", ct)
+		}
+		rep, err := adp.VerifyArchive(a.manifest, a.records, a.packs, nil)
 		if err != nil || !rep.OK() {
 			t.Fatalf("archive does not verify: %v %+v", err, rep.Problems)
 		}
@@ -191,9 +236,12 @@ func TestArchives(t *testing.T) {
 			t.Fatalf("report %+v", rep)
 		}
 		// Without the pack document the archive does not verify.
-		rep, _ = adp.VerifyArchive(man, recs, nil, nil)
+		rep, _ = adp.VerifyArchive(a.manifest, a.records, nil, nil)
 		if rep.OK() {
 			t.Fatal("verified without the external pack document")
+		}
+		for _, n := range []string{"1", "01", "-1", "x"} {
+			wantError(t, f.h.Get(t, "/v1/rooms/"+id+"/archive/packs/"+n, nil), 404, identity.CodeNotFound)
 		}
 	})
 	t.Run("Markdown renders agent content only inside code", func(t *testing.T) {
@@ -330,8 +378,11 @@ func TestArchiveOfRoomEndedByTime(t *testing.T) {
 	if m["generated_at"] != float64(generated) || m["extra"].(map[string]any)["status"] != "ended" {
 		t.Fatalf("manifest %v", m)
 	}
-	man, packs, recs := readArchiveJSONL(t, f.h.Get(t, "/v1/rooms/"+id+"/archive.jsonl", nil).Body)
-	if rep, err := adp.VerifyArchive(man, recs, packs, nil); err != nil || !rep.OK() || rep.Status != adp.RoomEnded {
+	a := f.fetchArchive(t, id, nil)
+	if a.manifest.Packs != nil {
+		t.Fatalf("packs %+v for a room without external packs", a.manifest.Packs)
+	}
+	if rep, err := adp.VerifyArchive(a.manifest, a.records, a.packs, nil); err != nil || !rep.OK() || rep.Status != adp.RoomEnded {
 		t.Fatalf("%v %+v", err, rep)
 	}
 }

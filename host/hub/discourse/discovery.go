@@ -5,19 +5,31 @@ import (
 
 	"apconnect/host/adp"
 	"apconnect/host/hub/hubhttp"
-	"apconnect/host/identity"
 )
 
 // Discovery is the /.well-known/agent-discourse document (ADP 15.1, Agent
-// Identity 8.4), with the published quota policy (ADP 20) as an added member.
+// Identity 8.4; kernel discoveryDocument), with the published quota policy
+// (ADP 20) as an added member. The endpoints are "rooms" (POST creates a
+// room, GET lists the public ones, {rooms}/{id} is a room) and "my_rooms";
+// the names older hubs published ("public_rooms", "me_rooms") are gone.
 type Discovery struct {
-	Protocol        string            `json:"protocol"`         // "agent-discourse/1.0"
-	Service         string            `json:"service"`          // the host API origin (JWT audience, room.create host)
-	Endpoints       map[string]string `json:"endpoints"`        // "rooms", and the public and me room lists
-	Features        []string          `json:"features"`         // what the host supports (Features)
-	RegisteredPacks []string          `json:"registered_packs"` // the bundled registered packs
-	Profile         map[string]any    `json:"profile"`          // profile resolution: mode local and the service
-	Limits          Published         `json:"limits"`           // the published quota policy
+	Protocol        string            `json:"protocol"`          // "agent-discourse/1.0"
+	Service         string            `json:"service"`           // the host API origin (JWT audience, room.create host)
+	Endpoints       map[string]string `json:"endpoints"`         // "rooms" and "my_rooms"
+	Features        []string          `json:"features"`          // what the host supports (Features)
+	RegisteredPacks []string          `json:"registered_packs"`  // the bundled registered packs
+	Profile         *ProfileResolver  `json:"profile,omitempty"` // the profile service, when the hub runs one
+	Limits          Published         `json:"limits"`            // the published quota policy
+}
+
+// ProfileResolver is the discovery document's closed profile member (kernel
+// profileResolver): the origin of the Agent Profile service the host
+// resolves profiles from, and whether its policy requires a verified
+// profile before accepting writes. The local hub never requires one, so
+// Required is always omitted.
+type ProfileResolver struct {
+	Service  string `json:"service"`
+	Required *bool  `json:"required,omitempty"`
 }
 
 // Features returns the feature strings the service truthfully supports.
@@ -40,18 +52,15 @@ func (s *Service) DiscoveryDocument() Discovery {
 		Protocol: Protocol,
 		Service:  s.origin,
 		Endpoints: map[string]string{
-			"rooms":        s.origin + PathRooms,
-			"public_rooms": s.origin + PathPublic,
-			"me_rooms":     s.origin + PathMeRooms,
+			"rooms":    s.origin + PathRooms,
+			"my_rooms": s.origin + PathMeRooms,
 		},
 		Features:        s.Features(),
 		RegisteredPacks: adp.RegisteredPackIDs(),
 		Limits:          s.limits.published(),
 	}
 	if s.profile != "" {
-		d.Profile = map[string]any{"mode": "local", "service": s.profile, "protocol": identity.ProtocolProfile}
-	} else {
-		d.Profile = map[string]any{"mode": "optional"}
+		d.Profile = &ProfileResolver{Service: s.profile}
 	}
 	return d
 }

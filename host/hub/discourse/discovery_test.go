@@ -3,6 +3,7 @@ package discourse_test
 import (
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -33,12 +34,17 @@ func TestDiscoveryDocument(t *testing.T) {
 		t.Fatalf("features %v", features)
 	}
 	packs := d["registered_packs"].([]any)
-	if d["service"] != f.h.Origin() || len(packs) != 5 || packs[0] != "adp:reactions/1.0" ||
-		d["endpoints"].(map[string]any)["rooms"] != f.h.Origin()+"/v1/rooms" {
+	if d["service"] != f.h.Origin() || len(packs) != 5 || packs[0] != "adp:reactions/1.0" {
 		t.Fatalf("document %s", r.Body)
 	}
+	// D-06: the endpoints are rooms and my_rooms, as SDK 0.12.6 names them.
+	ep := d["endpoints"].(map[string]any)
+	if len(ep) != 2 || ep["rooms"] != f.h.Origin()+"/v1/rooms" || ep["my_rooms"] != f.h.Origin()+"/v1/me/rooms" {
+		t.Fatalf("endpoints %v", ep)
+	}
+	// D-07: profile is the closed profileResolver {service, required?}.
 	p := d["profile"].(map[string]any)
-	if p["mode"] != "local" || p["service"] != f.h.Origin() || p["protocol"] != identity.ProtocolProfile {
+	if len(p) != 1 || p["service"] != f.h.Origin() {
 		t.Fatalf("profile %v", p)
 	}
 	// The profile service it names answers.
@@ -78,8 +84,12 @@ func TestPublicDiscovery(t *testing.T) {
 
 	list := func(q string) []string {
 		t.Helper()
-		r := f.h.Get(t, "/v1/rooms/public?"+q, nil)
+		r := f.h.Get(t, "/v1/rooms?"+q, nil)
 		wantStatus(t, r, 200)
+		// The older path is an alias answering the same list.
+		if alias := f.h.Get(t, "/v1/rooms/public?"+q, nil); alias.Status != 200 || string(alias.Body) != string(r.Body) {
+			t.Fatalf("/v1/rooms/public?%s differs from /v1/rooms: %d %s", q, alias.Status, alias.Body)
+		}
 		var page struct {
 			Result []map[string]any `json:"result"`
 		}
@@ -118,7 +128,7 @@ func TestPublicDiscovery(t *testing.T) {
 		}
 	}
 	// Pagination keeps the order and the filters.
-	r := f.h.Get(t, "/v1/rooms/public?limit=3", nil)
+	r := f.h.Get(t, "/v1/rooms?limit=3", nil)
 	var page struct {
 		Result []map[string]any `json:"result"`
 		Next   string           `json:"next_cursor"`
@@ -130,9 +140,15 @@ func TestPublicDiscovery(t *testing.T) {
 	if got := list("limit=3&cursor=" + page.Next); !slices.Equal(got, []string{late}) {
 		t.Fatalf("second page %v", got)
 	}
-	wantError(t, f.h.Get(t, "/v1/rooms/public?status=active&cursor="+page.Next, nil), 400, identity.CodeInvalidRequest)
+	wantError(t, f.h.Get(t, "/v1/rooms?status=active&cursor="+page.Next, nil), 400, identity.CodeInvalidRequest)
 	for _, bad := range []string{"status=open", "creator=bob", "starts_after=soon", "keyword=%20", "limit=-1", "sort=new"} {
+		wantError(t, f.h.Get(t, "/v1/rooms?"+bad, nil), 400, identity.CodeInvalidRequest)
 		wantError(t, f.h.Get(t, "/v1/rooms/public?"+bad, nil), 400, identity.CodeInvalidRequest)
+	}
+	// POST /v1/rooms is still room.create; other methods are refused.
+	r = f.h.Do(http.MethodPut, "/v1/rooms", nil, nil)
+	if r.Status != http.StatusMethodNotAllowed {
+		t.Fatalf("PUT /v1/rooms: %d %s", r.Status, r.Body)
 	}
 }
 
@@ -201,6 +217,29 @@ func TestMeRooms(t *testing.T) {
 	if len(all) != 7 || !all[created].IsCreator || all[created].Status != "scheduled" || all[pending].JoinRequest.Status != "pending" {
 		t.Fatalf("all: %+v", all)
 	}
+	// D-05: every item is the full room resource (what GET /v1/rooms/{id}
+	// returns) plus the agent's relation; role is omitted when there is
+	// none (SDK 0.12.6 copies membership and role into its summary).
+	var raw struct{ Result []map[string]any }
+	f.h.Get(t, "/v1/me/rooms", me).Decode(t, &raw)
+	for _, item := range raw.Result {
+		id := item["id"].(string)
+		for _, k := range []string{"id", "status", "url", "seq", "hash", "accepted_at", "head", "types", "policy", "membership", "is_creator"} {
+			if _, ok := item[k]; !ok {
+				t.Errorf("item %s lacks %q: %v", id, k, item)
+			}
+		}
+		if r, ok := item["role"]; ok && r == nil {
+			t.Errorf("item %s: role null, want it omitted", id)
+		}
+		res := decodeJSON(t, f.h.Get(t, "/v1/rooms/"+id, me).Body)
+		for _, k := range []string{"membership", "role", "is_creator", "perspective", "join_request"} {
+			delete(item, k)
+		}
+		if !reflect.DeepEqual(item, res) {
+			t.Errorf("item %s is not the room resource:\n item %v\n room %v", id, item, res)
+		}
+	}
 	for q, want := range map[string][]string{
 		"membership=member":    {created, member},
 		"membership=creator":   {created},
@@ -208,6 +247,7 @@ func TestMeRooms(t *testing.T) {
 		"membership=pending":   {pending},
 		"membership=invited":   {invited},
 		"membership=former":    {left, banned},
+		"membership=left":      {left, banned},
 		"status=scheduled":     {created},
 	} {
 		got := get(q)
@@ -306,6 +346,14 @@ func TestReadVisibility(t *testing.T) {
 				} else {
 					wantError(t, r, c.want.events, codes[c.want.events])
 				}
+			}
+			// An archived pack is read under the archive's permissions
+			// (these rooms import none, so a permitted reader finds none).
+			r = f.h.Get(t, "/v1/rooms/"+id+"/archive/packs/0", c.reader)
+			if c.want.events == 200 {
+				wantError(t, r, 404, identity.CodeNotFound)
+			} else {
+				wantError(t, r, c.want.events, codes[c.want.events])
 			}
 		})
 	}

@@ -1,7 +1,8 @@
 // Package discourse is the Agent Discourse 1.0 host of the local hub: every
 // endpoint of ADP section 15 (rooms, records, join requests, public
 // discovery, /v1/me/rooms, agent status, archives), the SSE live stream of
-// section 16 and the discovery document of 15.1.
+// section 16 and the discovery document of 15.1, in the wire shapes the
+// reference SDK 0.12.6 reads.
 //
 // It is a development and test host for one machine — the peer the
 // connector's tests run against — and it is strict: every rule comes from
@@ -23,6 +24,26 @@
 // uncommitted record and every stream receives a room's records in seq
 // order. A write that does not commit evicts the in-memory room, which is
 // reloaded (snapshot plus the records after it) on next use.
+//
+// # Endpoints as SDK 0.12.6 reads them
+//
+// The discovery document names "rooms" (/v1/rooms) and "my_rooms"
+// (/v1/me/rooms), and profile as the closed {service} of the hub's own
+// Agent Profile service. GET /v1/rooms is the public room list (ADP 17
+// filters: status, tag, keyword, creator, starts_after, ends_before,
+// language, limit, cursor) and POST /v1/rooms is room.create. GET
+// /v1/rooms/public, the older path, stays as an alias of the list for
+// clients written against the 0f87fee drafts; discovery no longer names
+// it. Each /v1/me/rooms item is the room resource plus the agent's
+// membership and role (and the hub's is_creator, perspective and
+// join_request). The archive manifest's formats.jsonl is records only, one
+// per line, and its packs[] serve every imported external pack document
+// byte for byte at /v1/rooms/{id}/archive/packs/{n}; all archive reads take
+// a request JWT, which rooms that are not public require. A live stream
+// ends when its request JWT expires (or after MaxStreamLifetime, if
+// sooner). The hub tolerates 60 s of clock skew on request JWTs where the
+// SDK tolerates none; that is its policy, and accepts everything the SDK
+// accepts.
 //
 // # Time
 //

@@ -53,6 +53,8 @@ func agents(base byte, n int) []*hubtest.Agent {
 
 // roomPayload is a room.create payload for this hub: public, active from
 // a second ago for two hours, with overrides applied (a nil value deletes).
+// A public room given no policy opens the speaker and observer roles, so
+// anyone may join and speak (the 0.12.6 default opens observer only).
 func (f *fx) roomPayload(over obj) obj {
 	now := f.clock.Now().UnixMilli()
 	p := obj{
@@ -65,6 +67,9 @@ func (f *fx) roomPayload(over obj) obj {
 		} else {
 			p[k] = v
 		}
+	}
+	if _, set := over["policy"]; !set && p["visibility"] == "public" {
+		p["policy"] = obj{"open_roles": arr{"speaker", "observer"}}
 	}
 	return p
 }

@@ -42,7 +42,7 @@ func TestLifecycleByTime(t *testing.T) {
 		t.Fatalf("ending wrote records: %d", n-records-1)
 	}
 	for _, typ := range []string{adp.TypeRoomUpdate, adp.TypeRoomClose, adp.TypeRoomLeave} {
-		wantError(t, f.send(creator, id, typ, obj{"topic": "x"}), 409, adp.CodeRoomEnded)
+		wantError(t, f.send(creator, id, typ, obj{"topic": "x"}), 409, adp.CodeRoomNotActive)
 	}
-	wantError(t, f.joinRequest(hubtest.NewAgent(252), id, obj{"role": "speaker"}), 409, adp.CodeRoomEnded)
+	wantError(t, f.joinRequest(hubtest.NewAgent(252), id, obj{"role": "speaker"}), 409, adp.CodeRoomNotActive)
 }

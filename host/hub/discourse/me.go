@@ -10,7 +10,7 @@ import (
 	"apconnect/host/hub/hubhttp"
 )
 
-// Membership states of a room summary.
+// Membership states of a /v1/me/rooms item.
 const (
 	membershipActive  = "active"  // an active member
 	membershipInvited = "invited" // named in policy.invites, not a member
@@ -21,50 +21,67 @@ const (
 	// request's status.
 )
 
-// membershipFilters are the values of /v1/me/rooms?membership=.
-var membershipFilters = map[string]func(sum *roomSummary) bool{
-	"all":     func(*roomSummary) bool { return true },
-	"member":  func(s *roomSummary) bool { return s.Membership == membershipActive },
-	"creator": func(s *roomSummary) bool { return s.IsCreator },
-	"moderator": func(s *roomSummary) bool {
-		return s.Membership == membershipActive && s.Role != nil && *s.Role == adp.RoleModerator
+// membershipFilters are the values of /v1/me/rooms?membership=. "left"
+// is what SDK 0.12.6 sends for former members and means the same as
+// "former": the agent left, was removed or was banned.
+var membershipFilters = map[string]func(rel *relation) bool{
+	"all":     func(*relation) bool { return true },
+	"member":  func(r *relation) bool { return r.Membership == membershipActive },
+	"creator": func(r *relation) bool { return r.IsCreator },
+	"moderator": func(r *relation) bool {
+		return r.Membership == membershipActive && r.Role == adp.RoleModerator
 	},
-	"pending": func(s *roomSummary) bool {
-		return s.JoinRequest != nil && s.JoinRequest.Status == string(adp.JoinPending)
+	"pending": func(r *relation) bool {
+		return r.JoinRequest != nil && r.JoinRequest.Status == string(adp.JoinPending)
 	},
-	"invited": func(s *roomSummary) bool { return s.Membership == membershipInvited },
-	"former": func(s *roomSummary) bool {
-		return s.Membership == string(adp.DepartureLeft) || s.Membership == string(adp.DepartureRemoved) || s.Membership == string(adp.DepartureBanned)
-	},
+	"invited": func(r *relation) bool { return r.Membership == membershipInvited },
+	"former":  isFormer,
+	"left":    isFormer,
 }
 
-// roomSummary is one room of /v1/me/rooms: the room's identity and
-// contract, its state and head, and the agent's relation to it.
-type roomSummary struct {
-	ID         string         `json:"id"`
-	URL        string         `json:"url"`
-	Host       string         `json:"host"`
-	Topic      string         `json:"topic"`
-	Status     adp.RoomStatus `json:"status"`
-	Visibility adp.Visibility `json:"visibility"`
-	StartTime  int64          `json:"start_time"`
-	EndTime    int64          `json:"end_time"`
-	Tags       []string       `json:"tags"`
-	Language   string         `json:"language,omitempty"`
-	Creator    string         `json:"creator"`
-	Seq        int64          `json:"seq"`
-	Head       adp.Link       `json:"head"`
+func isFormer(r *relation) bool {
+	return r.Membership == string(adp.DepartureLeft) || r.Membership == string(adp.DepartureRemoved) || r.Membership == string(adp.DepartureBanned)
+}
+
+// relation is the authenticated agent's relation to a room, as
+// /v1/me/rooms reports it next to the room resource.
+type relation struct {
+	// Room is the room resource (adp.Room.Resource), read under the
+	// room's lock.
+	Room   map[string]any
+	ID     string
+	Status adp.RoomStatus
 	// IsCreator is true for the room's creator.
-	IsCreator bool `json:"is_creator"`
+	IsCreator bool
 	// Role is the agent's current role while it is an active member, or
-	// its invited role while invited; null otherwise.
-	Role *adp.Role `json:"role"`
+	// its invited role while invited; "" otherwise.
+	Role adp.Role
 	// Membership is the agent's membership state (see the constants).
-	Membership string `json:"membership"`
+	Membership string
 	// Perspective is the agent's declared perspective, when a member.
-	Perspective string `json:"perspective,omitempty"`
+	Perspective string
 	// JoinRequest is the agent's latest join request in the room, if any.
-	JoinRequest *requestSummary `json:"join_request,omitempty"`
+	JoinRequest *requestSummary
+}
+
+// item is the list item of the relation (D-05): the full room resource —
+// what SDK 0.12.6 decodes each item as — plus "membership" and, when the
+// agent has one, "role", which the SDK copies into its summary; and the
+// hub's "is_creator", "perspective" and "join_request".
+func (r *relation) item() map[string]any {
+	m := r.Room
+	m["membership"] = r.Membership
+	if r.Role != "" {
+		m["role"] = string(r.Role)
+	}
+	m["is_creator"] = r.IsCreator
+	if r.Perspective != "" {
+		m["perspective"] = r.Perspective
+	}
+	if r.JoinRequest != nil {
+		m["join_request"] = r.JoinRequest
+	}
+	return m
 }
 
 // requestSummary is a join request as /v1/me/rooms shows it.
@@ -78,10 +95,11 @@ type requestSummary struct {
 // meBatch is how many related rooms /v1/me/rooms examines per query.
 const meBatch = 200
 
-// meRooms serves GET /v1/me/rooms (ADP 15): the rooms related to the
-// authenticated agent — created, member now or before, invited, or with a
-// join request — newest first, filtered by status and membership (all,
-// member, creator, moderator, pending, invited, former).
+// meRooms serves GET /v1/me/rooms (ADP 15; the "my_rooms" endpoint): the
+// rooms related to the authenticated agent — created, member now or before,
+// invited, or with a join request — newest first, filtered by status and
+// membership (all, member, creator, moderator, pending, invited, former or
+// left). Each item is the room resource with the agent's relation added.
 func (s *Service) meRooms(w http.ResponseWriter, r *http.Request) {
 	agent := hubhttp.AgentID(r.Context())
 	q := r.URL.Query()
@@ -107,8 +125,11 @@ func (s *Service) meRooms(w http.ResponseWriter, r *http.Request) {
 	}
 	keep, ok := membershipFilters[membership]
 	if !ok {
-		hubhttp.WriteError(w, r, s.logger, invalidParam("membership", "membership must be all, member, creator, moderator, pending, invited or former"))
+		hubhttp.WriteError(w, r, s.logger, invalidParam("membership", "membership must be all, member, creator, moderator, pending, invited, former or left"))
 		return
+	}
+	if membership == "left" {
+		membership = "former" // one filter, one cursor scope
 	}
 	scope := "me|" + agent + "|" + status + "|" + membership
 	before := "\x7f"
@@ -119,7 +140,7 @@ func (s *Service) meRooms(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	now := s.now()
-	var out []*roomSummary
+	var out []*relation
 	more := false
 	for !more {
 		ids, err := relatedRooms(r.Context(), s.db.Reader(), agent, before, meBatch)
@@ -128,19 +149,19 @@ func (s *Service) meRooms(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, id := range ids {
-			sum, err := s.summary(r.Context(), id, agent, now)
+			rel, err := s.relation(r.Context(), id, agent, now)
 			if err != nil {
 				hubhttp.WriteError(w, r, s.logger, err)
 				return
 			}
-			if sum == nil || (status != "" && string(sum.Status) != status) || !keep(sum) {
+			if rel == nil || (status != "" && string(rel.Status) != status) || !keep(rel) {
 				continue
 			}
 			if len(out) == limit {
 				more = true
 				break
 			}
-			out = append(out, sum)
+			out = append(out, rel)
 		}
 		if len(ids) < meBatch {
 			break
@@ -151,7 +172,11 @@ func (s *Service) meRooms(w http.ResponseWriter, r *http.Request) {
 	if more {
 		next = hubhttp.EncodeCursor(scope, out[len(out)-1].ID)
 	}
-	hubhttp.WriteList(w, out, next)
+	items := make([]map[string]any, len(out))
+	for i, rel := range out {
+		items[i] = rel.item()
+	}
+	hubhttp.WriteList(w, items, next)
 }
 
 // relatedRooms returns up to n room ids related to agent below before,
@@ -174,22 +199,16 @@ func relatedRooms(ctx context.Context, q hubhttp.Querier, agent, before string, 
 	return ids, rows.Err()
 }
 
-// summary builds the agent's summary of a room, or nil when the agent is no
-// longer related to it (an invitation withdrawn before it was used).
-func (s *Service) summary(ctx context.Context, roomID, agent string, now int64) (*roomSummary, error) {
+// relation builds the agent's relation to a room, or nil when the agent is
+// no longer related to it (an invitation withdrawn before it was used).
+func (s *Service) relation(ctx context.Context, roomID, agent string, now int64) (*relation, error) {
 	e, unlock, err := s.readRoom(ctx, roomID)
 	if err != nil {
 		return nil, err
 	}
 	room := e.room
-	sum := &roomSummary{
-		ID: roomID, URL: s.RoomURL(roomID), Host: room.Host, Topic: room.Topic, Status: room.StatusAt(now),
-		Visibility: room.Visibility, StartTime: room.StartTime, EndTime: room.EndTime, Tags: room.Tags,
-		Language: room.Language, Creator: room.Creator, Seq: room.Last.Seq, Head: room.Head,
-		IsCreator: room.IsCreator(agent),
-	}
-	if sum.Tags == nil {
-		sum.Tags = []string{}
+	rel := &relation{
+		Room: s.roomResource(room, now), ID: roomID, Status: room.StatusAt(now), IsCreator: room.IsCreator(agent),
 	}
 	m, isMember := room.Member(agent)
 	invited, isInvited := room.Policy.Invites[agent]
@@ -197,31 +216,29 @@ func (s *Service) summary(ctx context.Context, roomID, agent string, now int64) 
 	unlock()
 	switch {
 	case isMember && m.Active:
-		role := m.Role
-		sum.Role, sum.Membership, sum.Perspective = &role, membershipActive, m.Perspective
+		rel.Role, rel.Membership, rel.Perspective = m.Role, membershipActive, m.Perspective
 	case isMember:
-		sum.Membership = string(m.Departure)
+		rel.Membership = string(m.Departure)
 	case banned:
-		sum.Membership = string(adp.DepartureBanned)
+		rel.Membership = string(adp.DepartureBanned)
 	case isInvited:
-		role := invited
-		sum.Role, sum.Membership = &role, membershipInvited
+		rel.Role, rel.Membership = invited, membershipInvited
 	}
 	req, err := latestRequest(ctx, s.db.Reader(), roomID, agent, now)
 	if err != nil {
 		return nil, err
 	}
-	sum.JoinRequest = req
-	if sum.Membership == "" && req != nil {
-		sum.Membership = req.Status
+	rel.JoinRequest = req
+	if rel.Membership == "" && req != nil {
+		rel.Membership = req.Status
 		if req.Status == string(adp.JoinPending) {
-			sum.Membership = membershipPending
+			rel.Membership = membershipPending
 		}
 	}
-	if sum.Membership == "" {
+	if rel.Membership == "" {
 		return nil, nil
 	}
-	return sum, nil
+	return rel, nil
 }
 
 // latestRequest returns the agent's latest join request in a room, or nil.

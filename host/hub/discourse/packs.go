@@ -176,9 +176,12 @@ func (s *Service) persistPacks(ctx context.Context, tx *sql.Tx, room *adp.Room, 
 	return nil
 }
 
-// packDocuments returns the external pack documents a room imported, by
-// URL, for its archive.
-func packDocuments(ctx context.Context, q hubhttp.Querier, room *adp.Room) ([]packDoc, error) {
+// packDocuments returns the external pack documents a room imported by
+// record through (inclusive), each (URL, digest) once, in import order, for
+// its archive. Imports only ever append, so a document's Index — its
+// position among all the room's distinct imports, the n of
+// {room}/archive/packs/{n} — never changes.
+func packDocuments(ctx context.Context, q hubhttp.Querier, room *adp.Room, through int64) ([]packDoc, error) {
 	var out []packDoc
 	seen := map[string]bool{}
 	for _, imp := range room.Imports {
@@ -187,6 +190,9 @@ func packDocuments(ctx context.Context, q hubhttp.Querier, room *adp.Room) ([]pa
 		}
 		ref := adp.PackRef{URL: imp.Pack, Digest: imp.Digest}
 		seen[packKey(ref)] = true
+		if imp.Seq > through {
+			break
+		}
 		raw, err := storedPack(ctx, q, ref)
 		if err != nil {
 			return nil, err
@@ -194,7 +200,7 @@ func packDocuments(ctx context.Context, q hubhttp.Querier, room *adp.Room) ([]pa
 		if raw == nil {
 			return nil, errors.New("discourse: imported pack " + imp.Pack + " is not stored")
 		}
-		out = append(out, packDoc{URL: imp.Pack, Digest: imp.Digest, Document: raw})
+		out = append(out, packDoc{URL: imp.Pack, Digest: imp.Digest, Document: raw, Index: len(out)})
 	}
 	return out, nil
 }
@@ -204,4 +210,5 @@ type packDoc struct {
 	URL      string
 	Digest   string
 	Document []byte
+	Index    int // its n in {room}/archive/packs/{n}
 }

@@ -1,7 +1,6 @@
 package discourse_test
 
 import (
-	"crypto/sha3"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -20,17 +19,20 @@ import (
 // room still accepts the pack's types without fetching, and its archive
 // ships the document.
 func TestExternalPacks(t *testing.T) {
+	var doc string
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/triage.json":
-			w.Write([]byte(triagePack))
+			w.Write([]byte(doc))
+		case "/misnamed.json": // the triage pack, whose id is another URL
+			w.Write([]byte(doc))
 		default:
 			http.NotFound(w, r)
 		}
 	}))
 	defer srv.Close()
-	sum := sha3.Sum256([]byte(triagePack))
-	digest := "sha3-256:" + identity.EncodeBase64URL(sum[:])
+	doc = triageDoc(srv.URL + "/triage.json")
+	digest := packDigest(t, doc)
 	port := freePort(t)
 	clock := hubtest.NewClock(t0)
 	h := hubtest.Start(t, hubtest.WithClock(clock), hubtest.WithOptions(func(o *hub.Options) {
@@ -43,9 +45,15 @@ func TestExternalPacks(t *testing.T) {
 	id := f.create(creator, nil)
 	f.join(sp, id, adp.RoleSpeaker)
 
-	wantError(t, f.send(creator, id, adp.TypeTypeDefine, obj{"pack": srv.URL + "/triage.json", "digest": "sha256:" + strings.Repeat("A", 43)}),
+	// D-13: a prefixed digest is malformed; a bare one that does not match
+	// the bytes is pack_unavailable.
+	wantError(t, f.send(creator, id, adp.TypeTypeDefine, obj{"pack": srv.URL + "/triage.json", "digest": "sha3-256:" + digest}),
+		400, identity.CodeInvalidEvent)
+	wantError(t, f.send(creator, id, adp.TypeTypeDefine, obj{"pack": srv.URL + "/triage.json", "digest": strings.Repeat("A", 43)}),
 		502, adp.CodePackUnavailable)
 	wantError(t, f.send(creator, id, adp.TypeTypeDefine, obj{"pack": srv.URL + "/missing.json", "digest": digest}), 502, adp.CodePackUnavailable)
+	// The pack taken from a document is the one whose id is the import URL.
+	wantError(t, f.send(creator, id, adp.TypeTypeDefine, obj{"pack": srv.URL + "/misnamed.json", "digest": digest}), 502, adp.CodePackUnavailable)
 	wantError(t, f.send(creator, id, adp.TypeTypeDefine, obj{"pack": "http://127.0.0.1/triage.json", "digest": digest}), 400, identity.CodeInvalidEvent)
 	f.must(creator, id, adp.TypeTypeDefine, obj{"pack": srv.URL + "/triage.json", "digest": digest})
 	wantStatus(t, f.send(sp, id, "triage.label", obj{"label": "bug"}), 200)
@@ -55,11 +63,11 @@ func TestExternalPacks(t *testing.T) {
 	f.h = h
 	srv.Close() // the pack is no longer reachable; the hub has it
 	wantStatus(t, f.send(sp, id, "triage.label", obj{"label": "after restart"}), 200)
-	man, packs, recs := readArchiveJSONL(t, f.h.Get(t, "/v1/rooms/"+id+"/archive.jsonl", nil).Body)
-	if string(packs[srv.URL+"/triage.json"]) != triagePack {
-		t.Fatalf("archive packs %v", packs)
+	a := f.fetchArchive(t, id, nil)
+	if string(a.packs[srv.URL+"/triage.json"]) != doc {
+		t.Fatalf("archive packs %v", a.packs)
 	}
-	if rep, err := adp.VerifyArchive(man, recs, packs, nil); err != nil || !rep.OK() {
+	if rep, err := adp.VerifyArchive(a.manifest, a.records, a.packs, nil); err != nil || !rep.OK() {
 		t.Fatalf("%v %+v", err, rep.Problems)
 	}
 	// A second room importing the same pack resolves it from the store.
@@ -67,5 +75,13 @@ func TestExternalPacks(t *testing.T) {
 	res := decodeJSON(t, f.h.Get(t, "/v1/rooms/"+other, nil).Body)
 	if types := res["types"].([]any); len(types) != 1 {
 		t.Fatalf("types %v", types)
+	}
+	// A restricted room's archive, packs included, is read with a JWT.
+	restricted := f.create(creator, obj{"visibility": "restricted", "types": arr{obj{"pack": srv.URL + "/triage.json", "digest": digest}}})
+	wantError(t, f.h.Get(t, "/v1/rooms/"+restricted+"/archive/packs/0", nil), 401, identity.CodeInvalidToken)
+	wantError(t, f.h.Get(t, "/v1/rooms/"+restricted+"/archive/packs/0", sp), 403, adp.CodeMembershipRequired)
+	a = f.fetchArchive(t, restricted, creator)
+	if rep, err := adp.VerifyArchive(a.manifest, a.records, a.packs, nil); err != nil || !rep.OK() || len(a.manifest.Packs) != 1 {
+		t.Fatalf("%v %+v", err, rep.Problems)
 	}
 }

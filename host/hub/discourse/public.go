@@ -26,7 +26,8 @@ type publicPosition struct {
 	ID   string `json:"i"`
 }
 
-// publicRooms serves GET /v1/rooms/public (ADP 17): public and restricted
+// publicRooms serves GET /v1/rooms (and its alias GET /v1/rooms/public),
+// the public room list of ADP 17: public and restricted
 // rooms (never private ones) as room resources, filtered by status, tag,
 // keyword, creator, starts_after, ends_before and language. Without a
 // status filter it lists active and scheduled rooms. Order: active rooms
@@ -99,7 +100,7 @@ func (s *Service) publicRooms(w http.ResponseWriter, r *http.Request) {
 			hubhttp.WriteError(w, r, s.logger, err)
 			return
 		}
-		out = append(out, e.room.Resource(now, s.RoomURL(p.ID)))
+		out = append(out, s.roomResource(e.room, now))
 		unlock()
 	}
 	hubhttp.WriteList(w, out, next)

@@ -50,9 +50,20 @@ func (s *Service) getRoom(w http.ResponseWriter, r *http.Request) {
 		hubhttp.WriteError(w, r, s.logger, roomNotFound(roomID))
 		return
 	}
-	res := e.room.Resource(s.now(), s.RoomURL(roomID))
+	res := s.roomResource(e.room, s.now())
 	unlock()
 	hubhttp.WriteJSON(w, http.StatusOK, res)
+}
+
+// roomResource is the room resource of ADP 15 (what GET /v1/rooms/{id},
+// the public list and /v1/me/rooms items carry). The caller holds the
+// room's lock. The signed room.create envelope, which SDK 0.12.6 accepts
+// as an optional member, is left out: a room created under the older
+// rules (a policy with observer_allowed, type definitions with version)
+// has a genesis payload that the SDK's closed types refuse, and one such
+// item would make a whole list unreadable to it.
+func (s *Service) roomResource(room *adp.Room, now int64) map[string]any {
+	return room.Resource(now, s.RoomURL(room.ID))
 }
 
 // events serves GET /v1/rooms/{id}/events (ADP 15): accepted records in

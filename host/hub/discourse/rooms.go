@@ -90,7 +90,9 @@ func (s *Service) cachedEntries() []*roomEntry {
 	return out
 }
 
-// loadRoom reads a room's snapshot and replays the records after it.
+// loadRoom reads a room's snapshot and replays the records after it. A
+// snapshot_seq of 0 (a room whose snapshot predates the current rules)
+// replays the whole history from the genesis record instead.
 func (s *Service) loadRoom(ctx context.Context, q hubhttp.Querier, id string) (*roomEntry, error) {
 	var snap []byte
 	var snapSeq int64
@@ -101,9 +103,12 @@ func (s *Service) loadRoom(ctx context.Context, q hubhttp.Querier, id string) (*
 	if err != nil {
 		return nil, err
 	}
-	room := new(adp.Room)
-	if err := json.Unmarshal(snap, room); err != nil {
-		return nil, fmt.Errorf("discourse: room %s snapshot: %w", id, err)
+	var room *adp.Room
+	if snapSeq > 0 {
+		room = new(adp.Room)
+		if err := json.Unmarshal(snap, room); err != nil {
+			return nil, fmt.Errorf("discourse: room %s snapshot: %w", id, err)
+		}
 	}
 	rows, err := q.QueryContext(ctx, `SELECT record FROM adp_records WHERE room_id = ? AND seq > ? ORDER BY seq`, id, snapSeq)
 	if err != nil {
@@ -119,12 +124,21 @@ func (s *Service) loadRoom(ctx context.Context, q hubhttp.Querier, id string) (*
 		if err != nil {
 			return nil, fmt.Errorf("discourse: room %s stored record: %w", id, err)
 		}
+		if room == nil {
+			if room, err = adp.NewRoom(s.rules, rec); err != nil {
+				return nil, fmt.Errorf("discourse: room %s replaying its genesis record: %w", id, err)
+			}
+			continue
+		}
 		if err := room.Apply(s.rules, rec); err != nil {
 			return nil, fmt.Errorf("discourse: room %s replaying seq %d: %w", id, rec.Seq, err)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
+	}
+	if room == nil {
+		return nil, fmt.Errorf("discourse: room %s has no stored records to replay", id)
 	}
 	return &roomEntry{id: id, room: room, snapshotSeq: snapSeq}, nil
 }

@@ -32,20 +32,33 @@ func (f *fx) raw(a *hubtest.Agent, fields obj) []byte {
 	return a.SignRaw(f.t, hubtest.JSONValue(f.t, ev).(map[string]any))
 }
 
-// TestFreshnessRules: ADP 5.1 and the path rules of 15 over HTTP.
+// TestFreshnessRules: the head rule of SDK 0.12.6 (PROTOCOL-0.12 §4.1,
+// H-1) and the path rules of 15 over HTTP. Only genesis, contract and
+// control records move the head; message and control writes must name an
+// accepted record (base_record_mismatch, checked first) at or after the
+// head (room_head_mismatch); contract and signal writes only anchor.
 func TestFreshnessRules(t *testing.T) {
 	f := rulesFx(t)
 	as := agents(40, 4)
 	creator, sp, other := as[0], as[1], as[2]
-	id := f.create(creator, nil)
+	id := f.create(creator, obj{"types": arr{obj{"use": "adp:reactions/1.0"}, obj{"use": "adp:moderation/1.0"},
+		obj{"type": "x.plan", "kind": "control", "title": "Plan", "roles": arr{"moderator", "speaker"}, "schema": obj{"type": "object"}}}})
 	f.join(sp, id, adp.RoleSpeaker)
 	genesis := adp.Link{Seq: 1, Hash: f.records(id, nil)[0].Hash}
 	stale := f.head(id)
-	wantStatus(t, f.message(creator, id, "moves the head"), http.StatusOK)
+	msg := f.must(creator, id, adp.TypeMessageCreate, obj{"content_type": "text/plain", "content": "leaves the head"})
+	if h := f.head(id); h != stale {
+		t.Fatalf("a message moved the head: %v -> %v", stale, h)
+	}
+	f.must(creator, id, "x.plan", obj{"step": 1})
 	now := f.head(id)
+	if now.Seq != msg.Seq+1 {
+		t.Fatalf("head %d after a control write at %d", now.Seq, msg.Seq+1)
+	}
+	text := func(s string) obj { return obj{"content_type": "text/plain", "content": s} }
 
-	t.Run("head-bound on a stale head is room_head_mismatch with the 5.1 data", func(t *testing.T) {
-		r := f.sendAt(sp, id, adp.TypeMessageCreate, obj{"content_type": "text/plain", "content": "late"}, stale)
+	t.Run("message on a stale head is room_head_mismatch with the 5.1 data", func(t *testing.T) {
+		r := f.sendAt(sp, id, adp.TypeMessageCreate, text("late"), stale)
 		data := wantError(t, r, http.StatusConflict, adp.CodeRoomHeadMismatch)
 		want := obj{"base_seq": stale.Seq, "base_hash": stale.Hash, "current_seq": now.Seq, "current_hash": now.Hash,
 			"events_url": f.h.Origin() + "/v1/rooms/" + id + "/events?after_seq=" + itoa(stale.Seq)}
@@ -55,9 +68,27 @@ func TestFreshnessRules(t *testing.T) {
 			}
 		}
 	})
-	t.Run("head-bound on an older accepted record is room_head_mismatch", func(t *testing.T) {
-		r := f.sendAt(sp, id, adp.TypeMessageCreate, obj{"content_type": "text/plain", "content": "x"}, genesis)
-		wantError(t, r, http.StatusConflict, adp.CodeRoomHeadMismatch)
+	t.Run("messages on the head and after it are accepted", func(t *testing.T) {
+		first := f.must(sp, id, adp.TypeMessageCreate, text("on the head"))
+		wantStatus(t, f.sendAt(creator, id, adp.TypeMessageCreate, text("on the same head"), now), http.StatusOK)
+		wantStatus(t, f.sendAt(sp, id, adp.TypeMessageCreate, text("on a message after the head"), first.Link()), http.StatusOK)
+		if h := f.head(id); h != now {
+			t.Fatalf("messages moved the head: %v -> %v", now, h)
+		}
+	})
+	t.Run("a wrongly anchored message is base_record_mismatch, stale or not", func(t *testing.T) {
+		wantError(t, f.sendAt(sp, id, adp.TypeMessageCreate, text("x"), adp.Link{Seq: genesis.Seq, Hash: now.Hash}), http.StatusConflict, adp.CodeBaseRecordMismatch)
+		wantError(t, f.sendAt(sp, id, adp.TypeMessageCreate, text("x"), adp.Link{Seq: now.Seq + 1, Hash: now.Hash}), http.StatusConflict, adp.CodeBaseRecordMismatch)
+		wantError(t, f.sendAt(sp, id, adp.TypeMessageCreate, text("x"), adp.Link{Seq: 999, Hash: now.Hash}), http.StatusConflict, adp.CodeBaseRecordMismatch)
+	})
+	t.Run("control on a stale head is room_head_mismatch; on the head it moves it", func(t *testing.T) {
+		wantError(t, f.sendAt(sp, id, "x.plan", obj{"step": 2}, stale), http.StatusConflict, adp.CodeRoomHeadMismatch)
+		wantError(t, f.sendAt(creator, id, "claim.update", obj{"claim_id": "c1", "owner": sp.ID, "state": "claimed"}, stale), http.StatusConflict, adp.CodeRoomHeadMismatch)
+		rec := f.must(creator, id, "claim.update", obj{"claim_id": "c1", "owner": sp.ID, "state": "claimed"})
+		if h := f.head(id); h != rec.Link() {
+			t.Fatalf("head %v after a control write at %d", h, rec.Seq)
+		}
+		now = rec.Link()
 	})
 	t.Run("contract write on an old anchor is accepted and moves the head", func(t *testing.T) {
 		r := f.sendAt(creator, id, adp.TypeRoomUpdate, obj{"agenda": "new agenda"}, genesis)
@@ -66,6 +97,7 @@ func TestFreshnessRules(t *testing.T) {
 		if h := f.head(id); h.Seq != rec.Seq {
 			t.Fatalf("head %d after a contract write at %d", h.Seq, rec.Seq)
 		}
+		now = rec.Link()
 	})
 	t.Run("contract write with a wrong base_hash is base_record_mismatch", func(t *testing.T) {
 		bad := adp.Link{Seq: genesis.Seq, Hash: now.Hash}
@@ -80,9 +112,11 @@ func TestFreshnessRules(t *testing.T) {
 		r := f.sendAt(other, id, adp.TypeRoomJoin, obj{"role": "observer"}, adp.Link{Seq: 2, Hash: genesis.Hash})
 		wantError(t, r, http.StatusConflict, adp.CodeBaseRecordMismatch)
 	})
-	t.Run("signal write on an old anchor is accepted and leaves the head", func(t *testing.T) {
+	t.Run("signal writes on an old anchor are accepted and leave the head", func(t *testing.T) {
 		before := f.head(id)
 		wantStatus(t, f.sendAt(other, id, adp.TypeRoomJoin, obj{"role": "observer"}, genesis), http.StatusOK)
+		wantStatus(t, f.sendAt(sp, id, "reaction.create", obj{"event_id": msg.EnvelopeHash(), "reaction": "agree"}, genesis), http.StatusOK)
+		wantStatus(t, f.sendAt(creator, id, "steer.create", obj{"instruction": "focus"}, genesis), http.StatusOK)
 		if after := f.head(id); after != before {
 			t.Fatalf("a signal write moved the head: %v -> %v", before, after)
 		}
@@ -153,9 +187,11 @@ func TestCreateRules(t *testing.T) {
 		{"open_roles contains moderator", pl(f, a, obj{"policy": obj{"open_roles": arr{"moderator"}}}), 400, identity.CodeInvalidEvent},
 		{"open_roles contains an unknown role", pl(f, a, obj{"policy": obj{"open_roles": arr{"guest"}}}), 400, identity.CodeInvalidEvent},
 		{"open_roles holds a duplicate", pl(f, a, obj{"policy": obj{"open_roles": arr{"speaker", "speaker"}}}), 400, identity.CodeInvalidEvent},
-		{"observer_allowed false with observer open", pl(f, a, obj{"policy": obj{"observer_allowed": false, "open_roles": arr{"observer"}}}), 400, identity.CodeInvalidEvent},
-		{"observer_allowed false with an observer invitation", pl(f, a, obj{"policy": obj{"observer_allowed": false, "open_roles": arr{"speaker"},
-			"invites": obj{hubtest.NewAgent(51).ID: "observer"}}}), 400, identity.CodeInvalidEvent},
+		// 0.12.6 has no observer_allowed: the closed policy refuses it.
+		{"a policy with observer_allowed", pl(f, a, obj{"policy": obj{"observer_allowed": true}}), 400, identity.CodeInvalidEvent},
+		{"a private room with open roles", pl(f, a, obj{"visibility": "private", "policy": obj{"open_roles": arr{"observer"}}}), 400, identity.CodeInvalidEvent},
+		{"a host that is not a serialized origin", pl(f, a, obj{"host": strings.ToUpper(f.h.Origin()[:9]) + f.h.Origin()[9:]}), 400, identity.CodeInvalidEvent},
+		{"a host with a trailing slash", pl(f, a, obj{"host": f.h.Origin() + "/"}), 400, identity.CodeInvalidEvent},
 		{"an invalid type declaration", pl(f, a, obj{"types": arr{obj{"type": "x.y", "kind": "message"}}}), 400, identity.CodeInvalidEvent},
 		{"a type schema outside the profile", pl(f, a, obj{"types": arr{badSchema}}), 400, adp.CodeInvalidTypeSchema},
 		{"a pattern outside I-Regexp", pl(f, a, obj{"types": arr{obj{"type": "x.y", "kind": "message", "title": "X",
@@ -165,7 +201,9 @@ func TestCreateRules(t *testing.T) {
 			obj{"type": "x.y", "kind": "signal", "title": "X", "schema": obj{}}}}), 409, adp.CodeTypeConflict},
 		{"a registered pack the host does not have", pl(f, a, obj{"types": arr{obj{"use": "adp:nosuch/1.0"}}}), 502, adp.CodePackUnavailable},
 		{"an external pack that cannot be fetched", pl(f, a, obj{"types": arr{obj{"pack": "https://127.0.0.1:1/pack.json",
-			"digest": "sha256:" + strings.Repeat("A", 43)}}}), 502, adp.CodePackUnavailable},
+			"digest": strings.Repeat("A", 43)}}}), 502, adp.CodePackUnavailable},
+		{"an external pack digest with an algorithm prefix", pl(f, a, obj{"types": arr{obj{"pack": "https://127.0.0.1:1/pack.json",
+			"digest": "sha256:" + strings.Repeat("A", 43)}}}), 400, identity.CodeInvalidEvent},
 		{"a built-in type name", pl(f, a, obj{"types": arr{obj{"type": "message.create", "kind": "message", "title": "X", "schema": obj{}}}}), 400, identity.CodeInvalidEvent},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -251,7 +289,7 @@ func TestUpdateRules(t *testing.T) {
 	t.Run("ended and cancelled rooms accept no update", func(t *testing.T) {
 		closed := f.create(creator, nil)
 		f.must(creator, closed, adp.TypeRoomClose, obj{"reason": "done"})
-		wantError(t, f.send(creator, closed, adp.TypeRoomUpdate, obj{"topic": "late"}), 409, adp.CodeRoomEnded)
+		wantError(t, f.send(creator, closed, adp.TypeRoomUpdate, obj{"topic": "late"}), 409, adp.CodeRoomNotActive)
 		cancelled := f.create(creator, obj{"start_time": now + 3600_000, "end_time": now + 7200_000})
 		f.must(creator, cancelled, adp.TypeRoomCancel, obj{})
 		wantError(t, f.send(creator, cancelled, adp.TypeRoomUpdate, obj{"topic": "late"}), 409, adp.CodeRoomNotActive)
@@ -269,6 +307,6 @@ func TestUpdateRules(t *testing.T) {
 		if res["status"] != "ended" || len(f.records(r, nil)) != before {
 			t.Fatalf("status %v, records %d -> %d", res["status"], before, len(f.records(r, nil)))
 		}
-		wantError(t, f.message(creator, r, "too late"), 409, adp.CodeRoomEnded)
+		wantError(t, f.message(creator, r, "too late"), 409, adp.CodeRoomNotActive)
 	})
 }

@@ -12,7 +12,9 @@ import (
 	"apconnect/host/identity"
 )
 
-// TestJoinRules: every rejection of ADP 9.2, and both direct-join paths.
+// TestJoinRules: every rejection of ADP 9.2, and both direct-join paths,
+// with the open roles of SDK 0.12.6 (D-10): the explicit list in any
+// visibility, else [observer] for public rooms and none otherwise.
 func TestJoinRules(t *testing.T) {
 	f := rulesFx(t)
 	as := agents(60, 8)
@@ -21,28 +23,38 @@ func TestJoinRules(t *testing.T) {
 	public := f.create(creator, obj{"policy": obj{"invites": obj{invited.ID: "moderator", banned.ID: "speaker"}}})
 	restricted := f.create(creator, obj{"visibility": "restricted", "policy": obj{"invites": obj{invited.ID: "speaker"}}})
 	private := f.create(creator, obj{"visibility": "private", "policy": obj{"invites": obj{invited.ID: "observer"}}})
-	noObservers := f.create(creator, obj{"policy": obj{"observer_allowed": false}})
-	small := f.create(creator, obj{"policy": obj{"max_speakers": 2}})
+	openRestricted := f.create(creator, obj{"visibility": "restricted", "policy": obj{"open_roles": arr{"speaker"}}})
+	closedPublic := f.create(creator, obj{"policy": obj{"open_roles": arr{}}})
+	small := f.create(creator, obj{"policy": obj{"max_speakers": 2, "open_roles": arr{"speaker", "observer"}}})
 	f.must(creator, public, adp.TypeMemberRemove, obj{"member": banned.ID, "ban": true})
 
 	join := func(a *hubtest.Agent, room string, role adp.Role) *hubtest.Response {
 		return f.send(a, room, adp.TypeRoomJoin, obj{"role": role})
 	}
-	t.Run("open role of a public room", func(t *testing.T) { wantStatus(t, join(x, public, adp.RoleSpeaker), 200) })
+	t.Run("a public room opens observer by default, not speaker", func(t *testing.T) {
+		wantError(t, join(x, public, adp.RoleSpeaker), 403, adp.CodeApprovalRequired)
+		wantStatus(t, join(x, public, adp.RoleObserver), 200)
+	})
+	t.Run("open roles admit directly in a restricted room", func(t *testing.T) {
+		wantStatus(t, join(x, openRestricted, adp.RoleSpeaker), 200)
+		wantError(t, join(y, openRestricted, adp.RoleObserver), 403, adp.CodeApprovalRequired)
+	})
+	t.Run("a public room with no open roles admits only invitations", func(t *testing.T) {
+		wantError(t, join(stranger, closedPublic, adp.RoleObserver), 403, adp.CodeApprovalRequired)
+	})
 	t.Run("invited role in a private room", func(t *testing.T) {
 		// The invited agent reads the private room's head to anchor on.
 		head, _ := f.h.RoomHead(t, private, invited)
 		wantStatus(t, f.sendAt(invited, private, adp.TypeRoomJoin, obj{"role": "observer"}, head), 200)
 	})
-	t.Run("already an active member", func(t *testing.T) { wantError(t, join(x, public, adp.RoleObserver), 400, identity.CodeInvalidRequest) })
+	t.Run("already an active member (D-12: permission_denied)", func(t *testing.T) {
+		wantError(t, join(x, public, adp.RoleObserver), 403, identity.CodePermissionDenied)
+	})
 	t.Run("banned, even though invited", func(t *testing.T) { wantError(t, join(banned, public, adp.RoleSpeaker), 403, adp.CodeMemberBanned) })
 	t.Run("max_speakers would be exceeded", func(t *testing.T) {
 		wantStatus(t, join(x, small, adp.RoleSpeaker), 200) // creator + x = 2
 		wantError(t, join(y, small, adp.RoleSpeaker), 409, adp.CodeMaxSpeakersExceeded)
 		wantStatus(t, join(y, small, adp.RoleObserver), 200) // observers do not count
-	})
-	t.Run("observer when observer_allowed is false", func(t *testing.T) {
-		wantError(t, join(stranger, noObservers, adp.RoleObserver), 403, adp.CodeRoleNotAllowed)
 	})
 	t.Run("moderator is never an open role", func(t *testing.T) {
 		wantError(t, join(stranger, public, adp.RoleModerator), 403, adp.CodeApprovalRequired)
@@ -56,7 +68,7 @@ func TestJoinRules(t *testing.T) {
 	t.Run("ended and cancelled rooms", func(t *testing.T) {
 		closed := f.create(creator, nil)
 		f.must(creator, closed, adp.TypeRoomClose, obj{})
-		wantError(t, join(stranger, closed, adp.RoleSpeaker), 409, adp.CodeRoomEnded)
+		wantError(t, join(stranger, closed, adp.RoleSpeaker), 409, adp.CodeRoomNotActive)
 		cancelled := f.create(creator, obj{"start_time": now + 3600_000, "end_time": now + 7200_000})
 		f.must(creator, cancelled, adp.TypeRoomCancel, obj{})
 		wantError(t, join(stranger, cancelled, adp.RoleSpeaker), 409, adp.CodeRoomNotActive)
@@ -73,12 +85,10 @@ func TestLeaveRoleRemoveRules(t *testing.T) {
 	f := rulesFx(t)
 	as := agents(70, 7)
 	creator, mod, sp, obs, outsider, target := as[0], as[1], as[2], as[3], as[4], as[5]
-	id := f.create(creator, obj{"policy": obj{"max_speakers": 3, "invites": obj{mod.ID: "moderator"}}})
+	id := f.create(creator, obj{"policy": obj{"max_speakers": 3, "invites": obj{mod.ID: "moderator"}, "open_roles": arr{"speaker", "observer"}}})
 	f.join(mod, id, adp.RoleModerator)
 	f.join(sp, id, adp.RoleSpeaker)
 	f.join(obs, id, adp.RoleObserver)
-	noObservers := f.create(creator, obj{"policy": obj{"observer_allowed": false}})
-	f.join(sp, noObservers, adp.RoleSpeaker)
 
 	for _, c := range []struct {
 		name    string
@@ -93,7 +103,6 @@ func TestLeaveRoleRemoveRules(t *testing.T) {
 		{"a non-member cannot leave", id, outsider, adp.TypeRoomLeave, obj{}, 403, identity.CodePermissionDenied},
 		{"role update by a speaker", id, sp, adp.TypeRoleUpdate, obj{"member": obs.ID, "role": "speaker"}, 403, identity.CodePermissionDenied},
 		{"role update of a non-member", id, mod, adp.TypeRoleUpdate, obj{"member": outsider.ID, "role": "speaker"}, 404, identity.CodeNotFound},
-		{"role update to a role the policy forbids", noObservers, creator, adp.TypeRoleUpdate, obj{"member": sp.ID, "role": "observer"}, 403, adp.CodeRoleNotAllowed},
 		{"role update exceeding max_speakers", id, mod, adp.TypeRoleUpdate, obj{"member": obs.ID, "role": "speaker"}, 409, adp.CodeMaxSpeakersExceeded},
 		{"role update with an unknown role", id, mod, adp.TypeRoleUpdate, obj{"member": obs.ID, "role": "owner"}, 400, identity.CodeInvalidEvent},
 		{"remove without member", id, mod, adp.TypeMemberRemove, obj{"reason": "x"}, 400, identity.CodeInvalidEvent},
@@ -169,12 +178,10 @@ func TestJoinRequestRules(t *testing.T) {
 		"policy": obj{"invites": obj{mod.ID: "moderator", sp.ID: "speaker"}, "max_speakers": 4}})
 	f.join(mod, id, adp.RoleModerator)
 	f.join(sp, id, adp.RoleSpeaker)
-	noObservers := f.create(creator, obj{"visibility": "restricted", "policy": obj{"observer_allowed": false}})
 
 	t.Run("submission rules", func(t *testing.T) {
 		wantError(t, f.joinRequest(app, "nosuchroom0000000000", obj{"role": "speaker"}), 404, adp.CodeRoomNotFound)
-		wantError(t, f.joinRequest(sp, id, obj{"role": "speaker"}), 400, identity.CodeInvalidRequest)
-		wantError(t, f.joinRequest(app, noObservers, obj{"role": "observer"}), 403, adp.CodeRoleNotAllowed)
+		wantError(t, f.joinRequest(sp, id, obj{"role": "speaker"}), 403, identity.CodePermissionDenied)
 		wantError(t, f.joinRequest(app, id, obj{"role": "owner"}), 400, identity.CodeInvalidEvent)
 		wantError(t, f.h.Post("/v1/rooms/"+id+"/join-requests", f.raw(app, obj{"type": "room.join.request", "room_id": id,
 			"base_seq": 1, "base_hash": f.head(id).Hash, "payload": obj{"role": "speaker"}})), 400, identity.CodeInvalidEvent)
@@ -182,7 +189,7 @@ func TestJoinRequestRules(t *testing.T) {
 			400, identity.CodeInvalidEvent)
 		closed := f.create(creator, obj{"visibility": "restricted"})
 		f.must(creator, closed, adp.TypeRoomClose, obj{})
-		wantError(t, f.joinRequest(app, closed, obj{"role": "speaker"}), 409, adp.CodeRoomEnded)
+		wantError(t, f.joinRequest(app, closed, obj{"role": "speaker"}), 409, adp.CodeRoomNotActive)
 	})
 
 	first := f.submitRequest(app, id, adp.RoleSpeaker)
@@ -240,13 +247,13 @@ func TestJoinRequestRules(t *testing.T) {
 		}
 		wantError(t, f.review(mod, id, second.Request, "reject", ""), 409, adp.CodeJoinRequestNotPending)
 		// Members cannot request again.
-		wantError(t, f.joinRequest(app, id, obj{"role": "speaker"}), 400, identity.CodeInvalidRequest)
+		wantError(t, f.joinRequest(app, id, obj{"role": "speaker"}), 403, identity.CodePermissionDenied)
 	})
 	t.Run("an applicant already a member cannot be approved", func(t *testing.T) {
 		j := f.submitRequest(app3, id, adp.RoleObserver)
 		f.must(creator, id, adp.TypeRoomUpdate, obj{"policy": obj{"invites": obj{app3.ID: "observer", mod.ID: "moderator", sp.ID: "speaker"}}})
 		f.join(app3, id, adp.RoleObserver)
-		wantError(t, f.review(mod, id, j.Request, "approve", adp.RoleObserver), 400, identity.CodeInvalidRequest)
+		wantError(t, f.review(mod, id, j.Request, "approve", adp.RoleObserver), 403, identity.CodePermissionDenied)
 		wantStatus(t, f.review(mod, id, j.Request, "reject", ""), 200)
 	})
 	t.Run("a banned agent's request is held, and approval lifts the ban", func(t *testing.T) {

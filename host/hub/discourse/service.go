@@ -18,7 +18,11 @@ import (
 // Protocol is the event protocol this service accepts.
 const Protocol = identity.ProtocolDiscourse
 
-// Default paths (ADP 15).
+// Default paths (ADP 15). PathRooms is the "rooms" endpoint: POST creates
+// a room, GET lists the public rooms (ADP 17, as SDK 0.12.6 reads it).
+// PathPublic is the older public list path, kept as an alias of GET
+// PathRooms for clients written against the 0f87fee drafts; discovery no
+// longer names it. PathMeRooms is the "my_rooms" endpoint.
 const (
 	PathDiscovery = "/.well-known/agent-discourse"
 	PathRooms     = "/v1/rooms"
@@ -45,7 +49,8 @@ type Config struct {
 	// external packs and leaves "external-packs" out of the features.
 	Packs adp.PackResolver
 	// ProfileService is the origin of the Agent Profile service the
-	// discovery document names with mode "local" ("" when there is none).
+	// discovery document names as its profile resolver ("" when there is
+	// none: the member is then omitted).
 	ProfileService string
 	// Context is the hub's lifetime: live streams and the housekeeping
 	// loop end when it is cancelled.
@@ -143,7 +148,10 @@ func (s *Service) Register(mux *http.ServeMux) {
 	req := func(f http.HandlerFunc) http.Handler { return s.auth.Require(f) }
 	body := s.limits.BodyBytes
 	mux.Handle(PathDiscovery, m(map[string]http.Handler{http.MethodGet: http.HandlerFunc(s.discovery)}))
-	mux.Handle(PathRooms, m(map[string]http.Handler{http.MethodPost: s.pipeline.Handler(createWriter{s}, body)}))
+	mux.Handle(PathRooms, m(map[string]http.Handler{
+		http.MethodGet:  opt(s.publicRooms),
+		http.MethodPost: s.pipeline.Handler(createWriter{s}, body),
+	}))
 	mux.Handle(PathPublic, m(map[string]http.Handler{http.MethodGet: opt(s.publicRooms)}))
 	mux.Handle(PathMeRooms, m(map[string]http.Handler{http.MethodGet: req(s.meRooms)}))
 	r := PathRooms + "/{room_id}"
@@ -166,4 +174,5 @@ func (s *Service) Register(mux *http.ServeMux) {
 	mux.Handle(r+"/archive", m(map[string]http.Handler{http.MethodGet: opt(s.archiveManifest)}))
 	mux.Handle(r+"/archive.jsonl", m(map[string]http.Handler{http.MethodGet: opt(s.archiveJSONL)}))
 	mux.Handle(r+"/archive.md", m(map[string]http.Handler{http.MethodGet: opt(s.archiveMarkdown)}))
+	mux.Handle(r+"/archive/packs/{n}", m(map[string]http.Handler{http.MethodGet: opt(s.archivePack)}))
 }

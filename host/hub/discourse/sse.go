@@ -20,8 +20,10 @@ const streamWriteTimeout = 30 * time.Second
 // ignored), as room.event items, with room.agent_status and, for reviewers,
 // room.join_request notices, and ": heartbeat" comments while idle. The
 // stream ends when the subscriber stops being an active member, falls too
-// far behind, the room ends, MaxStreamLifetime passes, the client goes away
-// or the hub shuts down.
+// far behind, the room ends, the request JWT expires or MaxStreamLifetime
+// passes (whichever is first: D-26, as SDK 0.12.6 expects), the client goes
+// away or the hub shuts down. A stream ended by time says so in a comment
+// and closes cleanly; the client reconnects with a fresh JWT.
 func (s *Service) liveStream(w http.ResponseWriter, r *http.Request) {
 	agent := hubhttp.AgentID(r.Context())
 	roomID := r.PathValue("room_id")
@@ -38,7 +40,7 @@ func (s *Service) liveStream(w http.ResponseWriter, r *http.Request) {
 	case !room.IsActiveMember(agent):
 		refuse = membershipRequired("the live event stream")
 	case st == adp.RoomEnded:
-		refuse = hubhttp.Errorf(adp.CodeRoomEnded, "the room has ended; read its history or archive over HTTP")
+		refuse = hubhttp.Errorf(adp.CodeRoomNotActive, "the room has ended; read its history or archive over HTTP")
 	case st == adp.RoomCancelled:
 		refuse = hubhttp.Errorf(adp.CodeRoomNotActive, "the room was cancelled")
 	}
@@ -76,7 +78,7 @@ func (s *Service) liveStream(w http.ResponseWriter, r *http.Request) {
 	}
 	heartbeat := time.NewTicker(s.limits.HeartbeatInterval)
 	defer heartbeat.Stop()
-	lifetime := time.NewTimer(s.limits.MaxStreamLifetime)
+	lifetime := time.NewTimer(s.streamLifetime(r))
 	defer lifetime.Stop()
 	for {
 		select {
@@ -87,7 +89,9 @@ func (s *Service) liveStream(w http.ResponseWriter, r *http.Request) {
 		case <-sub.done:
 			return
 		case <-lifetime.C:
-			send(func() { bw.WriteString(": the maximum stream lifetime passed; reconnect with a fresh request JWT\n\n") })
+			send(func() {
+				bw.WriteString(": the request JWT expired or the maximum stream lifetime passed; reconnect with a fresh request JWT\n\n")
+			})
 			return
 		case <-heartbeat.C:
 			if !send(func() { bw.WriteString(": heartbeat\n\n") }) {
@@ -114,4 +118,16 @@ func (s *Service) liveStream(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// streamLifetime is how long a live stream may stay open: until the
+// subscription's request JWT expires (exp, on the hub clock), and never
+// longer than MaxStreamLifetime. A token the hub's clock skew let in after
+// its exp gets a stream that ends at once.
+func (s *Service) streamLifetime(r *http.Request) time.Duration {
+	d := s.limits.MaxStreamLifetime
+	if c, ok := hubhttp.Claims(r.Context()); ok {
+		d = min(d, c.ExpiresAt.Sub(s.clock()))
+	}
+	return max(d, 0)
 }

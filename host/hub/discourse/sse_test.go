@@ -49,10 +49,16 @@ func (f *fx) subscribe(a *hubtest.Agent, roomID string) *stream {
 // trySubscribe opens a stream; a refusal is returned as a response.
 func (f *fx) trySubscribe(a *hubtest.Agent, roomID string) (*stream, *hubtest.Response) {
 	f.t.Helper()
+	return f.trySubscribeWith(f.h.AuthHeader(f.t, a), roomID)
+}
+
+// trySubscribeWith opens a stream with the given headers.
+func (f *fx) trySubscribeWith(header http.Header, roomID string) (*stream, *hubtest.Response) {
+	f.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.h.URL("/v1/rooms/"+roomID+"/events/live?last_seq=1"), nil)
 	req.Header.Set("Accept", "text/event-stream")
-	for k, v := range f.h.AuthHeader(f.t, a) {
+	for k, v := range header {
 		req.Header[k] = v
 	}
 	client := *f.h.Client
@@ -165,7 +171,7 @@ func TestLiveStreamAccess(t *testing.T) {
 	closed := f.create(creator, nil)
 	f.must(creator, closed, adp.TypeRoomClose, obj{})
 	_, r = f.trySubscribe(creator, closed)
-	wantError(t, r, http.StatusConflict, adp.CodeRoomEnded)
+	wantError(t, r, http.StatusConflict, adp.CodeRoomNotActive)
 }
 
 // TestLiveStreamDelivery: records accepted after the subscription arrive as
@@ -321,4 +327,51 @@ func TestLiveStreamEndsWhenRoomEndsByTime(t *testing.T) {
 	s := f.subscribe(creator, id)
 	f.clock.Advance(12 * time.Minute)
 	s.wantEnded(t)
+}
+
+// TestLiveStreamEndsAtTokenExpiry (D-26): a stream closes, with a comment
+// and cleanly, when its request JWT expires or MaxStreamLifetime passes,
+// whichever comes first.
+func TestLiveStreamEndsAtTokenExpiry(t *testing.T) {
+	f := newFx(t, withLimits(func(l *hub.Limits) { l.Discourse.MaxStreamLifetime = 3 * time.Second }))
+	creator := agents(130, 1)[0]
+	id := f.create(creator, nil)
+	open := func(exp time.Duration) (*stream, time.Time) {
+		t.Helper()
+		// iat is backdated so that exp - iat stays 300 s.
+		tok := creator.Token(t, f.h.Origin(), f.h.Now().Add(exp-300*time.Second), 300*time.Second)
+		s, r := f.trySubscribeWith(hubtest.Bearer(tok), id)
+		if r != nil {
+			t.Fatalf("subscribe: %d %s", r.Status, r.Body)
+		}
+		return s, time.Now()
+	}
+	ended := func(s *stream, opened time.Time, min, max time.Duration) {
+		t.Helper()
+		last := ""
+		for {
+			select {
+			case m := <-s.msgs:
+				if m.Event != "" {
+					t.Fatalf("unexpected event %+v", m)
+				}
+				last = m.Comment
+				continue
+			case <-s.closed:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the stream was not closed")
+			}
+			break
+		}
+		if d := time.Since(opened); d < min || d > max {
+			t.Fatalf("the stream lasted %s, want %s to %s", d, min, max)
+		}
+		if !strings.Contains(last, "reconnect with a fresh request JWT") {
+			t.Fatalf("last comment %q", last)
+		}
+	}
+	s, opened := open(time.Second) // exp in 1 s: before the 3 s lifetime
+	ended(s, opened, 500*time.Millisecond, 2500*time.Millisecond)
+	s, opened = open(time.Minute) // the lifetime comes first
+	ended(s, opened, 2500*time.Millisecond, 6*time.Second)
 }

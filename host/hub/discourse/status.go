@@ -155,7 +155,7 @@ func (s *Service) putStatus(w http.ResponseWriter, r *http.Request) {
 	case !mayWriteStatus(room, agent):
 		err = hubhttp.Errorf(identity.CodePermissionDenied, "only active moderators and speakers may write agent status; observers may not")
 	case st == adp.RoomEnded:
-		err = hubhttp.Errorf(adp.CodeRoomEnded, "the room has ended")
+		err = hubhttp.Errorf(adp.CodeRoomNotActive, "the room has ended")
 	case st == adp.RoomCancelled:
 		err = hubhttp.Errorf(adp.CodeRoomNotActive, "the room was cancelled")
 	}

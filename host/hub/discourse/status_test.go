@@ -104,6 +104,16 @@ func TestAgentStatus(t *testing.T) {
 			t.Fatalf("%d records", n)
 		}
 	})
+	t.Run("ended and cancelled rooms: room_not_active", func(t *testing.T) {
+		// D-11: 0.12.6 has no room_ended; both states answer room_not_active.
+		ended := f.create(creator, nil)
+		f.must(creator, ended, adp.TypeRoomClose, obj{})
+		wantError(t, put(creator, ended, obj{"state": "idle"}), 409, adp.CodeRoomNotActive)
+		later := f.clock.Now().UnixMilli() + 3600_000
+		cancelled := f.create(creator, obj{"start_time": later, "end_time": later + 3600_000})
+		f.must(creator, cancelled, adp.TypeRoomCancel, obj{})
+		wantError(t, put(creator, cancelled, obj{"state": "idle"}), 409, adp.CodeRoomNotActive)
+	})
 	t.Run("status writes are rate limited", func(t *testing.T) {
 		f.clock.Advance(time.Minute)
 		for i := 0; i < 4; i++ {

@@ -14,6 +14,13 @@ type Migration = sqlitedb.Migration
 var Migrations = []Migration{
 	{Version: 1, Name: "live writes and agent profiles", SQL: schemaV1},
 	{Version: 2, Name: "agent discourse rooms", SQL: schemaV2},
+	{Version: 3, Name: "replay rooms under the 0.12.6 head rule", SQL: `
+-- Snapshots written before this step hold the room head of the 0f87fee rule
+-- (messages moved it) and type definitions with a version. snapshot_seq 0
+-- makes the host replay each room from its genesis record on next load and
+-- write a fresh snapshot; the records themselves are unchanged.
+UPDATE adp_rooms SET snapshot_seq = 0;
+`},
 }
 
 // schemaV1 holds the tables shared by every protocol (accepted envelopes for

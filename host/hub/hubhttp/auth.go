@@ -21,7 +21,10 @@ type Authenticator struct {
 	Clock func() time.Time
 	// MaxLifetime bounds exp - iat (identity.MaxTokenLifetime by default).
 	MaxLifetime time.Duration
-	// Skew is the tolerated clock difference (identity.DefaultClockSkew by default).
+	// Skew is the tolerated clock difference for iat and exp
+	// (identity.DefaultClockSkew by default). It is the hub's policy: SDK
+	// 0.12.6 hosts tolerate none, so the hub accepts every token they do,
+	// and a few that a client minted on a clock running ahead.
 	Skew time.Duration
 	// Logger receives rejections (never the token itself).
 	Logger *slog.Logger

@@ -11,22 +11,21 @@ import (
 	"apconnect/host/identity"
 )
 
-// Codes the hub adds to the shared identity.Code* set. ADP's section 19
-// codes are re-exported from host/adp (their one definition) so handlers
-// and the status table below need one import.
+// Codes the hub adds to the shared identity.Code* set. The 18 ADP codes of
+// SDK 0.12.6 are re-exported from host/adp (their one definition) so
+// handlers and the status table below need one import; the retired
+// room_ended and role_not_allowed are not among them.
 const (
 	CodeInternal       = "internal_error"
 	CodeNotImplemented = "not_implemented"
 
 	CodeRoomNotFound           = adp.CodeRoomNotFound
 	CodeRoomNotActive          = adp.CodeRoomNotActive
-	CodeRoomEnded              = adp.CodeRoomEnded
 	CodeHostMismatch           = adp.CodeHostMismatch
 	CodeApprovalRequired       = adp.CodeApprovalRequired
 	CodeJoinRequestNotFound    = adp.CodeJoinRequestNotFound
 	CodeJoinRequestNotPending  = adp.CodeJoinRequestNotPending
 	CodeMemberBanned           = adp.CodeMemberBanned
-	CodeRoleNotAllowed         = adp.CodeRoleNotAllowed
 	CodeMaxSpeakersExceeded    = adp.CodeMaxSpeakersExceeded
 	CodeMembershipRequired     = adp.CodeMembershipRequired
 	CodeRoomHeadMismatch       = adp.CodeRoomHeadMismatch
@@ -59,13 +58,11 @@ var statusByCode = map[string]int{
 
 	CodeRoomNotFound:           http.StatusNotFound,
 	CodeRoomNotActive:          http.StatusConflict,
-	CodeRoomEnded:              http.StatusConflict,
 	CodeHostMismatch:           http.StatusBadRequest,
 	CodeApprovalRequired:       http.StatusForbidden,
 	CodeJoinRequestNotFound:    http.StatusNotFound,
 	CodeJoinRequestNotPending:  http.StatusConflict,
 	CodeMemberBanned:           http.StatusForbidden,
-	CodeRoleNotAllowed:         http.StatusForbidden,
 	CodeMaxSpeakersExceeded:    http.StatusConflict,
 	CodeMembershipRequired:     http.StatusForbidden,
 	CodeRoomHeadMismatch:       http.StatusConflict,

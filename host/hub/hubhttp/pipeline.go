@@ -56,7 +56,11 @@ type Pipeline struct {
 	// Window is the live-write time window (DefaultWindow when zero).
 	Window time.Duration
 	// NonceTTL is how long an actor's cached maximum nonce stays valid after
-	// its latest acceptance; it must be at least Window (Window when zero).
+	// its latest acceptance; it must be at least Window (2 × Window when
+	// zero, as SDK 0.12.6: an envelope created up to one window ahead of the
+	// hub clock stays live for two windows after its acceptance, and its
+	// nonce must be remembered that long). An entry is still valid at its
+	// expiry millisecond.
 	NonceTTL time.Duration
 	// MaxBody is the body limit of Handler when it is given 0.
 	MaxBody int64
@@ -199,6 +203,9 @@ func (p *Pipeline) window() time.Duration {
 }
 
 func (p *Pipeline) nonceTTL() time.Duration {
+	if p.NonceTTL <= 0 {
+		return 2 * p.window()
+	}
 	return max(p.NonceTTL, p.window())
 }
 
@@ -314,7 +321,7 @@ func (p *Pipeline) Submit(ctx context.Context, r *http.Request, body []byte, h W
 			return err
 		}
 		if p.writes.Add(1)%pruneEveryNth == 0 {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM nonce_cache WHERE expires_at <= ?`, nowMS); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM nonce_cache WHERE expires_at < ?`, nowMS); err != nil {
 				return err
 			}
 		}
@@ -406,7 +413,7 @@ type Querier interface {
 const (
 	lookupAcceptedSQL = `SELECT protocol, type, actor, nonce, created_at, accepted_at, envelope
 		FROM accepted_envelopes WHERE hash = ?`
-	cachedNonceSQL    = `SELECT max_nonce FROM nonce_cache WHERE actor = ? AND expires_at > ?`
+	cachedNonceSQL    = `SELECT max_nonce FROM nonce_cache WHERE actor = ? AND expires_at >= ?`
 	insertAcceptedSQL = `INSERT INTO accepted_envelopes
 		(hash, protocol, type, actor, nonce, created_at, accepted_at, envelope) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	upsertNonceSQL = `INSERT INTO nonce_cache (actor, max_nonce, expires_at) VALUES (?, ?, ?)

@@ -69,3 +69,63 @@ func TestMaterializeKeepsPayloadAsSigned(t *testing.T) {
 		t.Fatalf("document\n got %s\nwant %s", doc, want)
 	}
 }
+
+// TestValidatorSDKCases: PROTOCOL-0.12 §3.1 (D-25) — the 0.12.6 schema and
+// the URL host rule give the SDK's verdicts.
+func TestValidatorSDKCases(t *testing.T) {
+	v, err := NewValidator(Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const actor = "did:agent:_RckOFqgx1tk-3jNYC-h2ZH96_drE8WO1wLqyDXp9hg"
+	base := `"id":"` + actor + `","name":"n"`
+	hint := func(id, principal string) string {
+		return `,"delegations":[{` + id + `"principal":` + principal + `}]`
+	}
+	for _, c := range []struct {
+		name, fragment string
+		valid          bool
+	}{
+		{"avatar_url without a host", `,"avatar_url":"https://"`, false},
+		{"avatar_url with a host", `,"avatar_url":"https://cdn.example/a.png"`, true},
+		{"avatar_url with only a port", `,"avatar_url":"https://:8443/a.png"`, false},
+		{"avatar_url with only user info", `,"avatar_url":"https://user@/a.png"`, false},
+		{"endpoint url without a host", `,"service_endpoints":[{"type":"mcp","url":"https://"}]`, false},
+		{"endpoint url with a host", `,"service_endpoints":[{"type":"mcp","url":"https://api.example/mcp"}]`, true},
+		{"link url without a host", `,"links":[{"name":"home","url":"http://","rel":"home"}]`, false},
+		{"link url over http", `,"links":[{"name":"home","url":"http://x.example","rel":"home"}]`, true},
+		{"link url over ftp", `,"links":[{"name":"home","url":"ftp://x.example","rel":"home"}]`, false},
+		{"delegation id .", hint(`"id":".",`, `{"id":"https://org.example"}`), false},
+		{"delegation id ..", hint(`"id":"..",`, `{"id":"https://org.example"}`), false},
+		{"delegation id ...", hint(`"id":"...",`, `{"id":"https://org.example"}`), true},
+		{"principal id without a host", hint(``, `{"id":"https://"}`), false},
+		{"principal with an extra member", hint(``, `{"id":"https://org.example","logo":"x"}`), true},
+		{"top-level username", `,"username":"alice"`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := v.Validate(parse(t, `{`+base+c.fragment+`}`), actor)
+			if c.valid {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if e := hubhttp.AsError(err); err == nil || e.Code != identity.CodeInvalidEvent {
+				t.Fatalf("err = %v, want invalid_event", err)
+			}
+		})
+	}
+}
+
+func TestURLHasHost(t *testing.T) {
+	for s, want := range map[string]bool{
+		"https://a.example": true, "https://a.example:8443/x?y#z": true, "https://u:p@a.example/": true,
+		"https:///a.example/x": true, // WHATWG skips the extra slash
+		"https://[::1]:8443":   true, "https://": false, "https://:1": false, "https://u@": false,
+		"https://[]": false, "http://a.example": false, "https:a.example": true,
+	} {
+		if got := urlHasHost(s, "https"); got != want {
+			t.Errorf("urlHasHost(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -10,8 +10,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// SchemaJSON is the Agent Profile 1.0 JSON Schema, verbatim from the
-// specification.
+// SchemaJSON is the Agent Profile 1.0 JSON Schema, verbatim as the
+// reference SDK 0.12.6 ships it (its catalog's schemas → agent-profile/1.0).
 //
 //go:embed agent-profile-1.0.schema.json
 var SchemaJSON []byte

@@ -2,7 +2,9 @@ package profile
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -12,9 +14,9 @@ import (
 )
 
 // payloadFields is the closed set of top-level payload members (section 4.1
-// minus the service-derived updated_at and event_id). The schema leaves the
-// payload open, but the specification's vectors reject any other member:
-// extensions belong in extra.
+// minus the service-derived updated_at and event_id). The 0.12.6 schema
+// closes the payload too; this check runs first so that the error names the
+// member: extensions belong in extra.
 var payloadFields = map[string]bool{
 	"id": true, "name": true, "description": true, "avatar_url": true, "provider": true,
 	"capabilities": true, "service_endpoints": true, "links": true, "delegations": true, "extra": true,
@@ -36,11 +38,17 @@ func NewValidator(limits Limits) (*Validator, error) {
 }
 
 // Validate applies every payload rule to a strictly parsed payload signed by
-// actor, in this order: the JSON Schema, the closed top level, payload.id ==
-// actor, uniqueness of links and service endpoints (all invalid_event except
-// the actor mismatch, which is invalid_actor), then the service limits
+// actor, in this order: the closed top level, the JSON Schema (0.12.6), the
+// URL fields that must name a host, payload.id == actor, uniqueness of
+// links and service endpoints (all invalid_event except the actor
+// mismatch, which is invalid_actor), then the service limits
 // (payload_too_large).
 func (v *Validator) Validate(payload any, actor string) error {
+	if obj, ok := payload.(map[string]any); ok {
+		if err := closedTopLevel(obj); err != nil {
+			return err
+		}
+	}
 	if err := v.schema.Validate(payload); err != nil {
 		vs := violations(err)
 		first := vs[0]
@@ -49,15 +57,8 @@ func (v *Validator) Validate(payload any, actor string) error {
 			WithData("violations", vs[:min(len(vs), 16)])
 	}
 	obj := payload.(map[string]any) // the schema requires an object
-	for k := range obj {
-		if !payloadFields[k] {
-			msg := "unknown top-level payload field %q; extensions belong in extra"
-			if k == "updated_at" || k == "event_id" {
-				msg = "payload must not carry the service-derived field %q"
-			}
-			return hubhttp.Errorf(identity.CodeInvalidEvent, msg, truncate(k, 80)).
-				WithData("pointer", "/event/payload/"+escapePointer(k))
-		}
+	if err := checkURLHosts(obj); err != nil {
+		return err
 	}
 	if id := obj["id"].(string); id != actor {
 		return hubhttp.Errorf(identity.CodeInvalidActor, "payload.id %s is not the actor %s (a profile update must be signed by the profile's own Agent ID)", id, actor).
@@ -70,6 +71,91 @@ func (v *Validator) Validate(payload any, actor string) error {
 		return err
 	}
 	return v.checkLimits(obj)
+}
+
+// closedTopLevel refuses a member outside payloadFields.
+func closedTopLevel(obj map[string]any) error {
+	for k := range obj {
+		if !payloadFields[k] {
+			msg := "unknown top-level payload field %q; extensions belong in extra"
+			if k == "updated_at" || k == "event_id" {
+				msg = "payload must not carry the service-derived field %q"
+			}
+			return hubhttp.Errorf(identity.CodeInvalidEvent, msg, truncate(k, 80)).
+				WithData("pointer", "/event/payload/"+escapePointer(k))
+		}
+	}
+	return nil
+}
+
+// checkURLHosts applies the URL rule SDK 0.12.6 adds to the schema's
+// pattern and "uri" format (D-25): avatar_url, every service endpoint url
+// and every delegation hint's principal.id must be https URLs with a host,
+// and every link url an http or https URL with a host. "https://" matches
+// the pattern and is a URI, but names no host.
+func checkURLHosts(obj map[string]any) error {
+	check := func(v any, ptr, field string, schemes ...string) error {
+		s, _ := v.(string) // the schema made every one a string
+		if urlHasHost(s, schemes...) {
+			return nil
+		}
+		return hubhttp.Errorf(identity.CodeInvalidEvent, "%s must be an %s URL with a host", field, strings.Join(schemes, " or ")).
+			WithData("pointer", "/event/payload"+ptr)
+	}
+	if v, ok := obj["avatar_url"]; ok {
+		if err := check(v, "/avatar_url", "avatar_url", "https"); err != nil {
+			return err
+		}
+	}
+	items := func(field string) []map[string]any {
+		arr, _ := obj[field].([]any)
+		out := make([]map[string]any, len(arr))
+		for i, it := range arr {
+			out[i], _ = it.(map[string]any) // the schema requires objects
+		}
+		return out
+	}
+	for i, ep := range items("service_endpoints") {
+		if err := check(ep["url"], fmt.Sprintf("/service_endpoints/%d/url", i), "service endpoint url", "https"); err != nil {
+			return err
+		}
+	}
+	for i, l := range items("links") {
+		if err := check(l["url"], fmt.Sprintf("/links/%d/url", i), "link url", "http", "https"); err != nil {
+			return err
+		}
+	}
+	for i, d := range items("delegations") {
+		p, _ := d["principal"].(map[string]any)
+		if err := check(p["id"], fmt.Sprintf("/delegations/%d/principal/id", i), "delegation principal id", "https"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// urlHasHost reports whether s is scheme://… with one of the schemes and a
+// non-empty host, read the way a WHATWG URL parser reads special schemes:
+// any run of slashes (and backslashes) after "scheme:" starts the
+// authority, which ends at the next /, \, ? or #; user info ends at its
+// last @; a port follows the last colon outside brackets. The schema has
+// already required a syntactically valid URI.
+func urlHasHost(s string, schemes ...string) bool {
+	scheme, rest, ok := strings.Cut(s, ":")
+	if !ok || !slices.Contains(schemes, strings.ToLower(scheme)) {
+		return false
+	}
+	rest = strings.TrimLeft(rest, "/\\")
+	if i := strings.IndexAny(rest, "/\\?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 && !strings.Contains(rest[i:], "]") {
+		rest = rest[:i]
+	}
+	return rest != "" && rest != "[]"
 }
 
 // unique rejects two items of the array field that agree on both keys.
