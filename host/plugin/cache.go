@@ -60,6 +60,9 @@ const sealedMagic = "apconnect sealed wazero cache entry v1\n"
 // maxSealedEntry bounds what a load reads of one entry.
 const maxSealedEntry = 1 << 30
 
+// sealedMaxAge is how long an entry no load used is kept.
+const sealedMaxAge = 30 * 24 * time.Hour
+
 var wazeroEntryName = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // sealedCache is an open on-disk cache.
@@ -81,7 +84,7 @@ func openSealedCache(base string, log *slog.Logger) (*sealedCache, error) {
 		return nil, err
 	}
 	c := &sealedCache{dir: dir, key: key, log: log}
-	c.removeStaleTemps(time.Now())
+	c.tidy(time.Now())
 	return c, nil
 }
 
@@ -144,15 +147,22 @@ func privateFile(st fs.FileInfo) error {
 	return fileowner.Check(st)
 }
 
-// removeStaleTemps removes the private directories and half-written
-// entries a crashed process left.
-func (c *sealedCache) removeStaleTemps(now time.Time) {
+// tidy removes the private directories and half-written entries a crashed
+// process left (after an hour), and entries no load used for sealedMaxAge
+// (a load that uses an entry touches it).
+func (c *sealedCache) tidy(now time.Time) {
 	entries, _ := os.ReadDir(c.dir)
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".tmp-") && !strings.HasPrefix(e.Name(), ".entry-") {
+		var maxAge time.Duration
+		switch name := e.Name(); {
+		case strings.HasPrefix(name, ".tmp-"), strings.HasPrefix(name, ".entry-"):
+			maxAge = time.Hour
+		case strings.HasSuffix(name, ".entry"):
+			maxAge = sealedMaxAge
+		default:
 			continue
 		}
-		if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > time.Hour {
+		if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > maxAge {
 			_ = os.RemoveAll(filepath.Join(c.dir, e.Name()))
 		}
 	}
@@ -216,6 +226,8 @@ func (l *sealedLoad) unseal() bool {
 	if err := os.WriteFile(filepath.Join(l.tmp, l.wazDir, name), payload, 0o600); err != nil {
 		return false
 	}
+	now := time.Now()
+	_ = os.Chtimes(l.entry, now, now) // in use: kept by tidy
 	return true
 }
 

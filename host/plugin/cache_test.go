@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"apconnect/host/internal/fileowner"
 	"apconnect/host/plugin"
@@ -210,4 +211,30 @@ func chownForeign(t *testing.T, path string) error {
 	fileowner.CurrentUID = func() int { return os.Getuid() + 1 }
 	t.Cleanup(func() { fileowner.CurrentUID = old })
 	return nil
+}
+
+// Entries no load used for 30 days are removed when a Runtime opens the
+// cache; used ones are kept.
+func TestUnusedCacheEntriesExpire(t *testing.T) {
+	honest := plugintest.BuildWat(t, "testdata/cache/honest.wat")
+	swapped := plugintest.BuildWat(t, "testdata/cache/swapped.wat")
+	dir := t.TempDir()
+	loadCached(t, dir, honest)
+	old := oneEntry(t, dir)
+	loadCached(t, dir, swapped)
+	long := time.Now().Add(-40 * 24 * time.Hour)
+	for _, e := range cacheEntries(t, dir) {
+		if err := os.Chtimes(e, long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loadCached(t, dir, honest) // uses (touches) its entry, after tidying
+	entries := cacheEntries(t, dir)
+	if len(entries) != 1 || entries[0] != old {
+		t.Fatalf("entries after expiry: %v (want only %s, rewritten)", entries, old)
+	}
+	loadCached(t, dir, honest)
+	if info, err := os.Stat(old); err != nil || time.Since(info.ModTime()) > time.Hour {
+		t.Fatalf("a used entry was not touched: %v %v", info, err)
+	}
 }
