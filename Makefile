@@ -13,7 +13,7 @@ FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')
 
-.PHONY: all build plugins test test-tools lint bench fuzz demo clean conformance
+.PHONY: all build plugins guest-plugins guest-rust guest-c test test-tools lint bench fuzz demo clean conformance
 
 all: build
 
@@ -27,14 +27,50 @@ FIRST_PARTY_WASM := $(FIRST_PARTY:%=$(BIN)/plugins/%.wasm)
 EXAMPLE_WASM     := $(EXAMPLE_PLUGINS:%=$(BIN)/plugins/%.wasm)
 PLUGIN_BUILD     = mkdir -p $(@D) && cd $< && GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w' -o $(CURDIR)/$@ .
 
+.SECONDEXPANSION:
+
 ## build: the apconnect binary and every plugin (first-party and examples) in ./bin
-build: $(FIRST_PARTY_WASM) $(EXAMPLE_WASM)
+build: $(FIRST_PARTY_WASM) $(EXAMPLE_WASM) guest-plugins
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/apconnect ./cmd/apconnect
 
 ## plugins: only the plugins
-plugins: $(FIRST_PARTY_WASM) $(EXAMPLE_WASM)
+plugins: $(FIRST_PARTY_WASM) $(EXAMPLE_WASM) guest-plugins
 
-.SECONDEXPANSION:
+# Rust and C plugins: every crate with a src/lib.rs and every directory of
+# .c files under plugins/ and examples/plugins/, built by the SDKs' scripts
+# (sdk-guest/rust/build.sh, sdk-guest/c/build.sh) into $(BIN)/plugins/<dir>.wasm
+# when the toolchain is installed; without it make says so and goes on,
+# except under CI (CI=true or APCONNECT_REQUIRE_TOOLCHAINS=1), where that is
+# an error. Packages (Debian 12): rustc libstd-rust-dev-wasm32 for Rust,
+# clang lld wasi-libc libclang-rt-14-dev-wasm32 for C.
+RUST_PLUGINS := $(patsubst %/src/lib.rs,%,$(wildcard plugins/*/src/lib.rs examples/plugins/*/src/lib.rs))
+C_PLUGINS    := $(sort $(patsubst %/,%,$(dir $(wildcard plugins/*/*.c examples/plugins/*/*.c))))
+RUST_WASM    := $(foreach d,$(RUST_PLUGINS),$(BIN)/plugins/$(notdir $(d)).wasm)
+C_WASM       := $(foreach d,$(C_PLUGINS),$(BIN)/plugins/$(notdir $(d)).wasm)
+RUST_SDK_SRC := sdk-guest/rust/build.sh $(wildcard sdk-guest/rust/src/*.rs)
+C_SDK_SRC    := sdk-guest/c/build.sh sdk-guest/c/apconnect_plugin.c sdk-guest/c/apconnect_plugin.h
+REQUIRE_TOOLCHAINS := $(if $(filter-out 0,$(APCONNECT_REQUIRE_TOOLCHAINS))$(filter true,$(CI)),yes)
+export APCONNECT_RUST_SDK_CACHE ?= $(CURDIR)/$(BIN)/.rust-sdk
+
+## guest-plugins: the Rust and C plugins, each language when its toolchain is installed
+guest-plugins:
+	@set -e; for lang in rust c; do \
+		if msg=$$(bash sdk-guest/$$lang/build.sh --check 2>&1); then \
+			$(MAKE) --no-print-directory guest-$$lang; \
+		elif [ -n "$(REQUIRE_TOOLCHAINS)" ]; then \
+			echo "$$msg"; echo "make: the $$lang plugins must be built here (CI or APCONNECT_REQUIRE_TOOLCHAINS)"; exit 1; \
+		else \
+			echo "make: skipping the $$lang plugins: $$msg"; \
+		fi; \
+	done
+guest-rust: $(RUST_WASM)
+guest-c: $(C_WASM)
+
+$(RUST_WASM): $(BIN)/plugins/%.wasm: $$(wildcard plugins/$$*/src/*.rs examples/plugins/$$*/src/*.rs) $(RUST_SDK_SRC)
+	bash sdk-guest/rust/build.sh $(firstword $(wildcard plugins/$* examples/plugins/$*)) $@
+$(C_WASM): $(BIN)/plugins/%.wasm: $$(wildcard plugins/$$*/*.c plugins/$$*/*.h examples/plugins/$$*/*.c examples/plugins/$$*/*.h) $(C_SDK_SRC)
+	bash sdk-guest/c/build.sh $(firstword $(wildcard plugins/$* examples/plugins/$*)) $@
+
 $(FIRST_PARTY_WASM): $(BIN)/plugins/%.wasm: plugins/% $$(wildcard plugins/$$*/go.mod plugins/$$*/go.sum plugins/$$*/*.go) $(SDK_SRC)
 	$(PLUGIN_BUILD)
 $(EXAMPLE_WASM): $(BIN)/plugins/%.wasm: examples/plugins/% $$(wildcard examples/plugins/$$*/go.mod examples/plugins/$$*/go.sum examples/plugins/$$*/*.go) $(SDK_SRC)
@@ -51,6 +87,7 @@ lint:
 		echo "GOOS=wasip1 GOARCH=wasm go vet ($$d)"; (cd $$d && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...); \
 	done
 	$(GO) run ./host/mcpserver/internal/gendocs -check README.md
+	bash -n sdk-guest/rust/build.sh && bash -n sdk-guest/c/build.sh
 
 ## test: everything CI needs, built from scratch
 test: lint build test-tools

@@ -75,3 +75,34 @@ func BenchmarkFirstPartyWatch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkColdStart is the cold start of the reactions plugin in Go and
+// ported to Rust, as apconnect pays it for a plugin it has never compiled:
+// a new runtime with an empty compilation cache, then load (compile, first
+// instance, describe), then close. It also reports the module's size.
+// bench/report.json has the ratio of the two.
+func BenchmarkColdStart(b *testing.B) {
+	for _, dir := range reactionsBuilds {
+		data, err := os.ReadFile(build(b, dir))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(dir, func(b *testing.B) {
+			for b.Loop() {
+				rt, err := plugin.NewRuntime(ctx(), plugin.Options{}) // its own, empty, in-memory cache
+				if err != nil {
+					b.Fatal(err)
+				}
+				p, err := rt.LoadBytes(ctx(), dir, data, plugin.Digest(data), plugin.Grants{Validate: true, Tools: true},
+					plugin.Limits{LoadTimeout: time.Minute})
+				if err != nil || p.Name() != "reactions" {
+					b.Fatal(err)
+				}
+				if err := rt.Close(ctx()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(data)), "module-bytes")
+		})
+	}
+}

@@ -56,14 +56,41 @@ func TestFirstPartyDescriptions(t *testing.T) {
 	}
 }
 
+// TestReactionsPortDescription checks that the Rust port of reactions
+// describes itself exactly as the Go plugin does (name, version, texts,
+// types, tool schemas), so that either file can be configured as
+// "reactions".
+func TestReactionsPortDescription(t *testing.T) {
+	t.Parallel()
+	goDesc, rustDesc := load(t, reactionsDir).Description(), load(t, reactionsRustDir).Description()
+	g, _ := json.Marshal(goDesc)
+	r, _ := json.Marshal(rustDesc)
+	if string(g) != string(r) {
+		t.Errorf("descriptions differ:\ngo   %s\nrust %s", g, r)
+	}
+}
+
 // TestFirstPartyRegistry runs the five plugins together as the connector
 // does: one registry, validators by type with the union scope, one watch
-// call per sync page, tools by MCP name.
+// call per sync page, tools by MCP name; once with each build of
+// reactions.
 func TestFirstPartyRegistry(t *testing.T) {
-	t.Parallel()
+	for _, reactions := range reactionsBuilds {
+		t.Run(reactions, func(t *testing.T) {
+			t.Parallel()
+			testFirstPartyRegistry(t, reactions)
+		})
+	}
+}
+
+func testFirstPartyRegistry(t *testing.T, reactions string) {
 	reg := plugin.NewRegistry(nil)
 	for _, fp := range firstParty {
-		if err := reg.Add(load(t, fp.dir)); err != nil {
+		dir := fp.dir
+		if dir == reactionsDir {
+			dir = reactions
+		}
+		if err := reg.Add(load(t, dir)); err != nil {
 			t.Fatal(err)
 		}
 	}

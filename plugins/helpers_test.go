@@ -71,7 +71,7 @@ func load(t *testing.T, dir string) *plugin.Plugin {
 	}
 	loadMu.Unlock()
 	l.once.Do(func() {
-		wasm := plugintest.Build(t, dir)
+		wasm := build(t, dir)
 		// Long deadlines: -race and a busy machine must not fail a verdict.
 		limits := plugin.Limits{ValidateTimeout: 10 * time.Second, WatchTimeout: 10 * time.Second,
 			ToolTimeout: 10 * time.Second, LoadTimeout: time.Minute}
@@ -93,6 +93,16 @@ func load(t *testing.T, dir string) *plugin.Plugin {
 		t.Fatalf("plugin %s did not load (see the test that loaded it first)", dir)
 	}
 	return l.p
+}
+
+// build builds the plugin in dir as `make build` does: a Rust crate
+// (src/lib.rs) with sdk-guest/rust, a Go module otherwise.
+func build(t testing.TB, dir string) string {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, "src", "lib.rs")); err == nil {
+		return plugintest.BuildRust(t, dir)
+	}
+	return plugintest.Build(t, dir)
 }
 
 func ctx() context.Context { return context.Background() }

@@ -4,13 +4,29 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"apconnect/host/plugin"
 )
 
-const reactionsDir = "reactions"
+const (
+	reactionsDir     = "reactions"
+	reactionsRustDir = "reactions_rust" // the same plugin ported to Rust
+)
+
+// reactionsBuilds are the two builds of the reactions plugin: every
+// reactions test runs against the Go plugin and its Rust port.
+var reactionsBuilds = []string{reactionsDir, reactionsRustDir}
 
 func TestReactionsValidator(t *testing.T) {
-	t.Parallel()
-	p := load(t, reactionsDir)
+	for _, dir := range reactionsBuilds {
+		t.Run(dir, func(t *testing.T) {
+			t.Parallel()
+			testReactionsValidator(t, load(t, dir))
+		})
+	}
+}
+
+func testReactionsValidator(t *testing.T, p *plugin.Plugin) {
 	r := newRoom()
 	msg := r.add("message.create", "bob", obj{"text": "The retry loop can starve the writer queue."})
 	gone := r.add("message.create", "alice", obj{"text": "later redacted"})
@@ -56,8 +72,15 @@ type reactionSummary struct {
 }
 
 func TestReactionsSummary(t *testing.T) {
-	t.Parallel()
-	p := load(t, reactionsDir)
+	for _, dir := range reactionsBuilds {
+		t.Run(dir, func(t *testing.T) {
+			t.Parallel()
+			testReactionsSummary(t, load(t, dir))
+		})
+	}
+}
+
+func testReactionsSummary(t *testing.T, p *plugin.Plugin) {
 	r := newRoom()
 	m1 := r.add("message.create", "bob", obj{"text": "Proposal: cap the queue."})
 	m2 := r.add("message.create", "alice", obj{"text": "Benchmarks attached."})

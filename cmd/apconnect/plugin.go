@@ -21,8 +21,8 @@ import (
 func init() {
 	register(&command{
 		name:    "plugin",
-		summary: "inspect a WebAssembly plugin: what it does, its digest and its config entry",
-		usage:   "plugin inspect [--json] [--cache DIR | --no-cache] FILE",
+		summary: "inspect a WebAssembly plugin (what it does, its digest, its config entry) or call one of its operations",
+		usage:   "plugin inspect [--json] [--cache DIR | --no-cache] FILE\n       apconnect plugin call [--log] [--cache DIR | --no-cache] [limits] FILE OP < envelope.json",
 		detail: `"apconnect plugin inspect FILE" loads a plugin file in the sandbox without
 granting it anything beyond its own description, asks it to describe itself and
 prints what it is (name, version, plugin ABI), the event types it validates and
@@ -35,15 +35,19 @@ more than its grants.
 The description is checked by every rule a real load applies, so a plugin that
 inspects cleanly loads with the printed entry. Compiled code is cached under the
 user cache directory ($XDG_CACHE_HOME/apconnect/plugins by default), which makes
-later inspections fast; --no-cache compiles in memory only.`,
+later inspections fast; --no-cache compiles in memory only.
+
+` + pluginCallDetail,
 		example: `apconnect plugin inspect bin/plugins/deliberation.wasm
-apconnect plugin inspect --json bin/plugins/standup.wasm | jq .grants`,
+apconnect plugin inspect --json bin/plugins/standup.wasm | jq .grants
+echo '{}' | apconnect plugin call bin/plugins/hello_rust.wasm wave
+apconnect plugin call bin/plugins/hello_c.wasm validate < proposal.json`,
 		setup: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 			o := &inspectOptions{}
 			o.register(fs)
 			return func(ctx context.Context, e *env, args []string) error {
 				if len(args) == 0 {
-					return usageError{"plugin needs a subcommand: inspect FILE"}
+					return usageError{"plugin needs a subcommand: inspect FILE, or call FILE OP"}
 				}
 				switch args[0] {
 				case "inspect":
@@ -56,8 +60,18 @@ apconnect plugin inspect --json bin/plugins/standup.wasm | jq .grants`,
 						return err
 					}
 					return runInspect(ctx, e, o, file)
+				case "call":
+					co, file, op, help, err := parseCall(args[1:])
+					if help {
+						printCommandHelp(e.stdout, commands["plugin"], nil)
+						return nil
+					}
+					if err != nil {
+						return err
+					}
+					return runPluginCall(ctx, e, co, file, op)
 				default:
-					return usageError{fmt.Sprintf("unknown subcommand %q (want inspect)", args[0])}
+					return usageError{fmt.Sprintf("unknown subcommand %q (want inspect or call)", args[0])}
 				}
 			}
 		},

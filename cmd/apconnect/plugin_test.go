@@ -117,7 +117,7 @@ func TestPluginInspectErrors(t *testing.T) {
 		stderr string
 	}{
 		{[]string{"plugin"}, 2, "plugin needs a subcommand: inspect FILE"},
-		{[]string{"plugin", "show", "x"}, 2, `unknown subcommand "show" (want inspect)`},
+		{[]string{"plugin", "show", "x"}, 2, `unknown subcommand "show" (want inspect or call)`},
 		{[]string{"plugin", "inspect"}, 2, "inspect needs the plugin FILE"},
 		{[]string{"plugin", "inspect", "a.wasm", "b.wasm"}, 2, "inspect takes one FILE"},
 		{[]string{"plugin", "inspect", "--frob", "a.wasm"}, 2, "flag provided but not defined: -frob"},

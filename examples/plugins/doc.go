@@ -1,7 +1,9 @@
 // Package plugins is the home of the example plugins: hello, the smallest
-// useful plugin, and standup, a third-party plugin with its own type pack,
-// validator, watch rule and tool. Each subdirectory is its own Go module
-// built for wasip1 (`make build` puts them in bin/plugins/); this package
-// holds no code, only the tests that build standup and run it under the
-// real runtime (hello's are in host/plugin).
+// useful plugin, in Go (hello), Rust (hello_rust, with sdk-guest/rust) and
+// C (hello_c, with sdk-guest/c), and standup, a third-party plugin with its
+// own type pack, validator, watch rule and tool. The Go examples are their
+// own Go modules built for wasip1, the others are built by the SDKs' build
+// scripts (`make build` puts them all in bin/plugins/); this package holds
+// no code, only the tests that build them and run them under the real
+// runtime: one behavioural test for the three hello plugins, and standup's.
 package plugins

@@ -178,41 +178,51 @@ func (p *Plugin) closeRuntime(ctx context.Context) error {
 }
 
 // checkModuleShape checks imports and exports against the ABI before any
-// instance exists.
+// instance exists. Each refusal names the fix in every language with an
+// SDK, since the cause is usually a build flag.
 func checkModuleShape(cm wazero.CompiledModule) error {
 	for _, f := range cm.ImportedFunctions() {
 		mod, name, _ := f.Import()
 		if mod != ImportModule && mod != wasi_snapshot_preview1.ModuleName {
-			return errorf(CodeInvalidModule, "", "", "the module imports %s.%s, which the host does not provide", mod, name)
+			return fmt.Errorf("the module imports %s.%s, which the host does not provide (only apconnect.input, output and log "+
+				"and wasi_snapshot_preview1 exist); in Rust and C an extern function that nothing defines becomes such an import: "+
+				"define it or stop calling it", mod, name)
 		}
 	}
 	for _, m := range cm.ImportedMemories() {
 		mod, name, _ := m.Import()
-		return errorf(CodeInvalidModule, "", "", "the module imports memory %s.%s; it must define its own", mod, name)
+		return fmt.Errorf("the module imports memory %s.%s; it must define and export its own (C: drop -Wl,--import-memory; "+
+			"Rust: drop -C link-arg=--import-memory)", mod, name)
 	}
 	exports := cm.ExportedFunctions()
 	if _, ok := exports["_start"]; ok {
-		return errorf(CodeInvalidModule, "", "", "the module is a WASI command (exports _start); build a reactor with -buildmode=c-shared")
+		return fmt.Errorf("the module is a WASI command (exports _start); build a reactor: " +
+			"Go: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared; " +
+			"Rust: rustc --crate-type cdylib (Cargo: crate-type = [\"cdylib\"]), with no fn main; " +
+			"C: clang --target=wasm32-wasi -mexec-model=reactor, with no main (docs/PLUGINS.md, section 2)")
 	}
 	want := map[string]struct{ params, results []api.ValueType }{
 		ExportABIVersion: {nil, []api.ValueType{api.ValueTypeI32}},
 		ExportCall:       {[]api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}},
 	}
+	sigs := map[string]string{ExportABIVersion: "() -> i32", ExportCall: "(op: i32, in_len: i32) -> i32"}
 	for _, name := range []string{ExportABIVersion, ExportCall} {
 		f, ok := exports[name]
 		if !ok {
-			return errorf(CodeInvalidModule, "", "", "the module does not export %s", name)
+			return fmt.Errorf("the module does not export %s: Go: import apconnect/sdk-guest/plugin and call plugin.Register; "+
+				"Rust: use the apconnect_plugin crate and export_plugin!(your_fn); "+
+				"C: compile sdk-guest/c/apconnect_plugin.c into the module and define AP_PLUGIN(...)", name)
 		}
 		w := want[name]
 		if !sameTypes(f.ParamTypes(), w.params) || !sameTypes(f.ResultTypes(), w.results) {
-			return errorf(CodeInvalidModule, "", "", "export %s has the wrong signature", name)
+			return fmt.Errorf("export %s has the wrong signature (ABI version 1 wants %s)", name, sigs[name])
 		}
 	}
 	if len(cm.ExportedMemories()) == 0 {
-		return errorf(CodeInvalidModule, "", "", "the module exports no memory")
+		return fmt.Errorf("the module exports no memory (C: drop -Wl,--no-export-memory or an --export list without memory)")
 	}
 	if f, ok := exports[exportInitialize]; ok && (len(f.ParamTypes()) != 0 || len(f.ResultTypes()) != 0) {
-		return errorf(CodeInvalidModule, "", "", "export %s has the wrong signature", exportInitialize)
+		return fmt.Errorf("export %s has the wrong signature (it takes and returns nothing)", exportInitialize)
 	}
 	return nil
 }

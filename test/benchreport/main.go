@@ -147,6 +147,19 @@ var ratios = []ratio{
 		den:         key{"e2e/StartToInitialize", "p50-ms"},
 	},
 	{
+		name: "plugins/reactions-cold-start-rust-over-go",
+		description: "cold start (empty compilation cache: compile, first instance, describe) of the reactions plugin ported to Rust " +
+			"(sdk-guest/rust, Debian's rustc) over the same of its Go build, same run; issue 15 measured about 30 ms against 1.0-1.2 s for such a pair",
+		num: key{"plugins/ColdStart/reactions_rust", "ns/op"},
+		den: key{"plugins/ColdStart/reactions", "ns/op"},
+	},
+	{
+		name:        "plugins/reactions-module-size-rust-over-go",
+		description: "size of the Rust port of the reactions plugin over its Go build",
+		num:         key{"plugins/ColdStart/reactions_rust", "module-bytes"},
+		den:         key{"plugins/ColdStart/reactions", "module-bytes"},
+	},
+	{
 		name:        "connector/timeline-p50-1000-rooms-vs-1",
 		description: "p50 of an unread timeline page of 50 with 1,000 rooms × 1,000 records stored over the p50 with one room",
 		num:         key{"connector/LocalReads/timeline/rooms=1000", "p50-ms"},

@@ -98,6 +98,9 @@ pkg: apconnect/test/e2e
 BenchmarkStartToInitialize-2          	      10	  66848677 ns/op	        60 p50-ms	        70.23 p90-ms
 BenchmarkStartToInitializePlugins/warm-2         	      10	 272433535 ns/op	       270 p50-ms	       312.5 p90-ms
 BenchmarkStartToInitializePlugins/cold-2         	      10	3149737363 ns/op	      3150 p50-ms	      3460 p90-ms
+pkg: apconnect/plugins
+BenchmarkColdStart/reactions-2         	       1	1200000000 ns/op	   3542097 module-bytes
+BenchmarkColdStart/reactions_rust-2    	      40	  30000000 ns/op	    220235 module-bytes
 `
 	ms, err := parse(strings.NewReader(pluginSample))
 	if err != nil {
@@ -125,6 +128,8 @@ BenchmarkStartToInitializePlugins/cold-2         	      10	3149737363 ns/op	    
 		"mcp/start-to-initialize-5-plugins-cold-vs-verify": {63000, ptr(false)},
 		"mcp/start-5-plugins-warm-over-no-plugins":         {4.5, nil},
 		"mcp/start-5-plugins-cold-over-no-plugins":         {52.5, nil},
+		"plugins/reactions-cold-start-rust-over-go":        {0.025, nil},
+		"plugins/reactions-module-size-rust-over-go":       {220235.0 / 3542097, nil},
 	} {
 		m, ok := got[name]
 		if !ok || math.Abs(m.Value-want.value) > 1e-9*want.value || (want.meets == nil) != (m.Meets == nil) ||

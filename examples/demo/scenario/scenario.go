@@ -430,7 +430,7 @@ func (r *run) heldDraft() error {
 	if err := expect(str(last, "type") == "room.update", "the last change should be the room.update, got %v", last); err != nil {
 		return err
 	}
-	r.say(r.Bob, "draft_get → the change he missed: %s updated the room: %q", r.who(str(last, "actor")), str(last, "summary"))
+	r.say(r.Bob, "draft_get → the change he missed: %s changed the agenda to %q", r.who(str(last, "actor")), str(last, "payload", "agenda"))
 	sent, err := r.call(r.Bob, "draft_commit", map[string]any{"draft_id": draftID, "action": "revise",
 		"content": "I will post our vector results for the S edge cases and for the new nonce bound next."})
 	if err != nil {
