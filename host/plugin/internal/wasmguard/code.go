@@ -93,13 +93,76 @@ func scanBody(r *reader, ic indexChecker) (int, []returnSite, error) {
 			return 0, nil, fmt.Errorf("the function body ends inside a block")
 		}
 		at := r.off
-		op, _ := r.byte()
+		op := r.b[r.off]
+		r.off++
 		n++
-		if op == opReturn {
+		var err error
+		switch opClass[op] {
+		case kNone:
+		case kU32:
+			err = r.skipLEB(5)
+		case kMemArg:
+			err = skipMemArg(r)
+		case kI32:
+			err = r.skipLEB(5)
+		case kEnd:
+			depth--
+		case kBlock:
+			err = scanBlockType(r)
+			depth++
+		case kCall, kRefFunc:
+			var i uint32
+			if i, err = r.u32(); err == nil {
+				err = ic.fn(i)
+			}
+		case kGlobal:
+			var i uint32
+			if i, err = r.u32(); err == nil {
+				err = ic.global(i)
+			}
+		case kReturn:
 			returns = append(returns, returnSite{off: at, depth: depth - 1})
+		case kI64:
+			err = r.skipLEB(10)
+		case kF32:
+			_, err = r.bytes(4)
+		case kF64:
+			_, err = r.bytes(8)
+		case kBrTable:
+			var n uint32
+			if n, err = r.u32(); err == nil {
+				for i := uint64(0); i <= uint64(n) && err == nil; i++ { // n labels and the default
+					err = r.skipLEB(5)
+				}
+			}
+		case kCallInd:
+			if err = r.skipLEB(5); err == nil { // type index
+				err = r.skipLEB(5) // table index
+			}
+		case kSelectT:
+			err = scanSelectT(r)
+		case kMemIdx:
+			var b byte
+			if b, err = r.byte(); err == nil && b != 0 {
+				err = fmt.Errorf("memory index %#x", b)
+			}
+		case kRefNull:
+			var t byte
+			if t, err = r.byte(); err == nil && !isRefType(t) {
+				err = fmt.Errorf("ref.null of unsupported type %#x", t)
+			}
+		case kMisc:
+			err = scanMisc(r)
+		case kVec:
+			err = scanVec(r)
+		default:
+			// Exceptions, tail calls, typed function references, threads
+			// and unassigned opcodes: none is enabled in the host's
+			// runtime.
+			err = fmt.Errorf("unsupported opcode")
 		}
-		if err := scanInstr(r, op, ic, &depth); err != nil {
-			return 0, nil, fmt.Errorf("instruction %#x at offset %d: %w", op, r.off, err)
+		if err != nil {
+			return 0, nil, fmt.Errorf("instruction %#x at offset %d: %w", op, at, err)
 		}
 	}
 	if !r.done() {
@@ -108,124 +171,98 @@ func scanBody(r *reader, ic indexChecker) (int, []returnSite, error) {
 	return n, returns, nil
 }
 
-func scanInstr(r *reader, op byte, ic indexChecker, depth *int) error {
+// Instruction classes: how each opcode's immediates are read.
+const (
+	kInvalid = iota
+	kNone
+	kBlock
+	kEnd
+	kReturn
+	kU32
+	kBrTable
+	kCall
+	kCallInd
+	kSelectT
+	kGlobal
+	kMemArg
+	kMemIdx
+	kI32
+	kI64
+	kF32
+	kF64
+	kRefNull
+	kRefFunc
+	kMisc
+	kVec
+)
+
+// opClass classifies every opcode of the enabled features; the others are
+// kInvalid.
+var opClass = func() (c [256]uint8) {
+	set := func(lo, hi int, k uint8) {
+		for op := lo; op <= hi; op++ {
+			c[op] = k
+		}
+	}
+	set(0x00, 0x01, kNone) // unreachable, nop
+	set(opBlock, opIf, kBlock)
+	c[opElse] = kNone
+	c[opEnd] = kEnd
+	set(opBr, opBrIf, kU32)
+	c[opBrTable] = kBrTable
+	c[opReturn] = kReturn
+	c[opCall] = kCall
+	c[opCallInd] = kCallInd
+	set(0x1a, 0x1b, kNone) // drop, select
+	c[opSelectT] = kSelectT
+	set(opLocalGet, opLocalTee, kU32)
+	set(opGlobalGet, opGlobalSet, kGlobal)
+	set(opTableGet, opTableSet, kU32)
+	set(0x28, 0x3e, kMemArg) // loads and stores
+	set(0x3f, 0x40, kMemIdx) // memory.size, memory.grow
+	c[opI32Const] = kI32
+	c[opI64Const] = kI64
+	c[opF32Const] = kF32
+	c[opF64Const] = kF64
+	set(0x45, 0xc4, kNone) // numeric instructions and sign extension
+	c[opRefNull] = kRefNull
+	c[opRefIsNull] = kNone
+	c[opRefFunc] = kRefFunc
+	c[opMiscPrefix] = kMisc
+	c[opVecPrefix] = kVec
+	return c
+}()
+
+// scanBlockType reads a block type. -64 (0x40) is empty; -1 … -5, -16 and
+// -17 are the value types; a non-negative value is a type index. Typed
+// references (0x63, 0x64) and exnref are outside the enabled features.
+func scanBlockType(r *reader) error {
+	bt, err := r.s33()
+	if err != nil {
+		return err
+	}
 	switch {
-	case op == 0x00 || op == 0x01: // unreachable, nop
-	case op == opBlock || op == opLoop || op == opIf:
-		bt, err := r.s33()
-		if err != nil {
-			return err
-		}
-		// -64 (0x40) is empty; -1 … -5, -16 and -17 are the value types;
-		// a non-negative value is a type index. Typed references (0x63,
-		// 0x64) and exnref are outside the enabled features.
-		switch {
-		case bt == -64, bt >= -5 && bt <= -1, bt == -16, bt == -17, bt >= 0:
-		default:
-			return fmt.Errorf("unsupported block type %d", bt)
-		}
-		*depth++
-	case op == opElse:
-	case op == opEnd:
-		*depth--
-	case op == opBr || op == opBrIf:
-		_, err := r.u32()
+	case bt == -64, bt >= -5 && bt <= -1, bt == -16, bt == -17, bt >= 0:
+		return nil
+	}
+	return fmt.Errorf("unsupported block type %d", bt)
+}
+
+// scanSelectT reads a typed select's single value type.
+func scanSelectT(r *reader) error {
+	count, err := r.byte()
+	if err != nil {
 		return err
-	case op == opBrTable:
-		n, err := r.u32()
-		if err != nil {
-			return err
-		}
-		for i := uint64(0); i <= uint64(n); i++ { // n labels and the default
-			if _, err := r.u32(); err != nil {
-				return err
-			}
-		}
-	case op == opReturn:
-	case op == opCall:
-		i, err := r.u32()
-		if err != nil {
-			return err
-		}
-		return ic.fn(i)
-	case op == opCallInd:
-		if _, err := r.u32(); err != nil { // type index
-			return err
-		}
-		_, err := r.u32() // table index
+	}
+	if count != 1 {
+		return fmt.Errorf("typed select with %d types", count)
+	}
+	t, err := r.byte()
+	if err != nil {
 		return err
-	case op == 0x1a || op == 0x1b: // drop, select
-	case op == opSelectT:
-		count, err := r.byte()
-		if err != nil {
-			return err
-		}
-		if count != 1 {
-			return fmt.Errorf("typed select with %d types", count)
-		}
-		t, err := r.byte()
-		if err != nil {
-			return err
-		}
-		if !isValType(t) {
-			return fmt.Errorf("typed select of unsupported type %#x", t)
-		}
-	case op >= opLocalGet && op <= 0x22: // local.get, local.set, local.tee
-		_, err := r.u32()
-		return err
-	case op == opGlobalGet || op == opGlobalSet:
-		i, err := r.u32()
-		if err != nil {
-			return err
-		}
-		return ic.global(i)
-	case op == opTableGet || op == opTableSet:
-		_, err := r.u32()
-		return err
-	case op >= 0x28 && op <= 0x3e: // loads and stores
-		return skipMemArg(r)
-	case op == 0x3f || op == 0x40: // memory.size, memory.grow
-		b, err := r.byte()
-		if err != nil {
-			return err
-		}
-		if b != 0 {
-			return fmt.Errorf("memory index %#x", b)
-		}
-	case op == opI32Const:
-		return r.skipLEB(5)
-	case op == opI64Const:
-		return r.skipLEB(10)
-	case op == opF32Const:
-		_, err := r.bytes(4)
-		return err
-	case op == opF64Const:
-		_, err := r.bytes(8)
-		return err
-	case op >= 0x45 && op <= 0xc4: // numeric instructions and sign extension
-	case op == opRefNull:
-		t, err := r.byte()
-		if err != nil {
-			return err
-		}
-		if !isRefType(t) {
-			return fmt.Errorf("ref.null of unsupported type %#x", t)
-		}
-	case op == opRefIsNull:
-	case op == opRefFunc:
-		i, err := r.u32()
-		if err != nil {
-			return err
-		}
-		return ic.fn(i)
-	case op == opMiscPrefix:
-		return scanMisc(r)
-	case op == opVecPrefix:
-		return scanVec(r)
-	default:
-		// Exceptions, tail calls, typed function references, threads and
-		// unassigned opcodes: none is enabled in the host's runtime.
-		return fmt.Errorf("unsupported opcode")
+	}
+	if !isValType(t) {
+		return fmt.Errorf("typed select of unsupported type %#x", t)
 	}
 	return nil
 }

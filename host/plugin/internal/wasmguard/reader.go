@@ -55,6 +55,11 @@ func (r *reader) leb(maxBytes int) (uint64, int, error) {
 
 // u32 reads an unsigned 32-bit LEB128 number.
 func (r *reader) u32() (uint32, error) {
+	if r.off < len(r.b) && r.b[r.off] < 0x80 { // one byte: most of them
+		v := r.b[r.off]
+		r.off++
+		return uint32(v), nil
+	}
 	v, n, err := r.leb(5)
 	if err != nil {
 		return 0, err
@@ -80,8 +85,19 @@ func (r *reader) s33() (int64, error) {
 
 // skipLEB skips a signed or unsigned LEB128 number of at most maxBytes.
 func (r *reader) skipLEB(maxBytes int) error {
-	_, _, err := r.leb(maxBytes)
-	return err
+	b, off := r.b, r.off
+	for i := 0; i < maxBytes; i++ {
+		if off >= len(b) {
+			return errTruncated
+		}
+		c := b[off]
+		off++
+		if c < 0x80 {
+			r.off = off
+			return nil
+		}
+	}
+	return fmt.Errorf("an LEB128 number at offset %d is longer than %d bytes", r.off, maxBytes)
 }
 
 func (r *reader) name() (string, error) {
