@@ -1,9 +1,11 @@
 # apconnect — build, test, benchmark, fuzz and demo.
 #
 #   make demo   runs apconnect on the embedded default in a fresh dev home
-#   make test   runs everything CI runs (lint, vet, race tests)
+#   make test   runs lint, vet, the race tests and the Python interop suite
 #
-# Nothing here needs network access beyond the Go module proxy.
+# Network: the Go module proxy; the interop suite installs its pinned Python
+# packages from PyPI into test/interop/.venv, and `make interop` builds its
+# cargo program from crates.io.
 
 GO        ?= go
 BIN       ?= bin
@@ -13,7 +15,7 @@ FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')
 
-.PHONY: all build plugins guest-plugins guest-rust guest-c test test-tools lint bench fuzz demo clean conformance
+.PHONY: all build plugins guest-plugins guest-rust guest-c test test-tools lint bench fuzz demo clean conformance interop interop-py interop-rust
 
 all: build
 
@@ -89,10 +91,41 @@ lint:
 	$(GO) run ./host/mcpserver/internal/gendocs -check README.md
 	bash -n sdk-guest/rust/build.sh && bash -n sdk-guest/c/build.sh
 
-## test: everything CI needs, built from scratch
+## test: everything CI needs, built from scratch, then the Python interop suite
 test: lint build test-tools
 	$(GO) test -race -count=1 ./...
 	cd sdk-guest && $(GO) test -race -count=1 ./...
+	$(MAKE) interop-py
+
+# The interop suite (test/interop, docs/INTEROP.md): apconnect against the
+# reference SDKs agent-protocols 0.12.6, Python (pinned in requirements.txt,
+# installed in a venv made here) and Rust (a cargo program, Cargo.lock
+# committed). Nothing is skipped: a missing tool fails the target.
+INTEROP      := test/interop
+INTEROP_VENV := $(INTEROP)/.venv
+INTEROP_ENV   = APCONNECT_BIN=$(CURDIR)/$(BIN)/apconnect GOVERDICT_BIN=$(CURDIR)/$(BIN)/goverdict \
+                SDK_CONNECTOR_BIN=$(CURDIR)/$(INTEROP)/rust/target/release/sdk-connector-interop
+PYTEST        = $(INTEROP_ENV) $(INTEROP_VENV)/bin/python -m pytest -c $(INTEROP)/pytest.ini
+
+$(INTEROP_VENV)/installed: $(INTEROP)/requirements.txt
+	rm -rf $(INTEROP_VENV)
+	python3 -m venv $(INTEROP_VENV)
+	$(INTEROP_VENV)/bin/pip install --quiet --disable-pip-version-check --no-input -r $<
+	touch $@
+
+## interop-py: differential vectors, SDK agents against the hub, apconnect-written rooms, 0.12.6 histories
+interop-py: build $(INTEROP_VENV)/installed
+	$(GO) build -o $(BIN)/goverdict ./test/interop/goverdict
+	$(PYTEST) $(INTEROP) --ignore=$(INTEROP)/rust
+
+## interop-rust: the Rust SDK's LocalConnector against apconnect hub
+interop-rust: build $(INTEROP_VENV)/installed
+	@command -v cargo >/dev/null || { echo "interop-rust: cargo is not installed"; exit 1; }
+	cd $(INTEROP)/rust && cargo build --release --locked
+	$(PYTEST) $(INTEROP)/rust
+
+## interop: the whole interop suite, Python and Rust
+interop: interop-py interop-rust
 
 # test-tools: what the tests need besides Go. wat2wasm (WABT) assembles the
 # hostile-plugin corpus; the tests fail, never skip, without it.
@@ -127,4 +160,4 @@ demo: build
 	@./examples/demo.sh $(BIN)/apconnect
 
 clean:
-	rm -rf $(BIN) bench/report.json
+	rm -rf $(BIN) bench/report.json $(INTEROP_VENV) $(INTEROP)/rust/target

@@ -253,11 +253,11 @@ func TestVectorReplay(t *testing.T) {
 	}
 }
 
-// vectorRegistry materializes the freshness registry of the vectors.
-func vectorRegistry(t *testing.T, v *discourseVectors) Registry {
+// materializeAll parses and materializes declarations of the vectors.
+func materializeAll(t *testing.T, raws []json.RawMessage) []*materialized {
 	t.Helper()
 	var mats []*materialized
-	for i, raw := range v.Freshness.Registry {
+	for i, raw := range raws {
 		d, err := ParseDeclaration(strictValue(t, raw), "")
 		if err != nil {
 			t.Fatal(err)
@@ -268,7 +268,13 @@ func vectorRegistry(t *testing.T, v *discourseVectors) Registry {
 		}
 		mats = append(mats, m)
 	}
-	reg, err := declare(Registry{}, mats, true, 0)
+	return mats
+}
+
+// vectorRegistry materializes the freshness registry of the vectors.
+func vectorRegistry(t *testing.T, v *discourseVectors) Registry {
+	t.Helper()
+	reg, err := declare(Registry{}, materializeAll(t, v.Freshness.Registry), true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,18 +470,7 @@ func TestVectorAtomicImport(t *testing.T) {
 		t.Fatal("no atomic_import")
 	}
 	for _, tc := range v.AtomicImport {
-		var initial []*materialized
-		for i, raw := range tc.Initial {
-			d, err := ParseDeclaration(strictValue(t, raw), "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := (*Rules)(nil).materialize(t.Context(), current, d, "/"+itoa(i), Limits{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			initial = append(initial, m)
-		}
+		initial := materializeAll(t, tc.Initial)
 		reg, err := declare(Registry{}, initial, true, 0)
 		if err != nil {
 			t.Fatal(err)

@@ -285,3 +285,20 @@ func TestConcurrentMessagesAreSent(t *testing.T) {
 		t.Fatalf("seqs %v", seqs)
 	}
 }
+
+// A write of a type defined since the agent's last sync (the room is not
+// followed live) syncs once before it is refused as type_not_defined.
+func TestWriteOfANewlyDefinedType(t *testing.T) {
+	_, alice, bob, roomID := pair(t)
+	must[*connector.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, connector.RoomStateInput{RoomID: roomID, Refresh: true}))
+	must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess, connector.RoomSubmitEventInput{
+		RoomID: roomID, Type: "type.define", Payload: map[string]any{"type": "x.note", "kind": "signal", "title": "Note", "schema": map[string]any{"type": "object"}}}))
+	res := must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(bob.RoomSubmitEvent(ctx, bob.sess, connector.RoomSubmitEventInput{
+		RoomID: roomID, Type: "x.note", Payload: map[string]any{"n": 1}}))
+	if res.Status != connector.StatusSent || res.Item.Type != "x.note" {
+		t.Fatalf("write of the new type: %+v", res)
+	}
+	if _, err := bob.RoomSubmitEvent(ctx, bob.sess, connector.RoomSubmitEventInput{RoomID: roomID, Type: "x.never", Payload: map[string]any{}}); code(err) != "type_not_defined" {
+		t.Fatalf("an undefined type: %v", err)
+	}
+}

@@ -178,6 +178,17 @@ func (c *Connector) write(ctx context.Context, req *writeRequest) (*WriteResult,
 		return nil, err
 	}
 	class, err := adp.ClassOf(req.typ, st.Room.Types)
+	if adp.ErrorCode(err) == adp.CodeTypeNotDefined && !req.refresh {
+		// The type may have been defined since the last sync (a room that is
+		// not followed live): sync once before refusing.
+		if _, serr := c.syncRoom(ctx, h, key, req.rr.roomID, syncOptions{}); serr != nil {
+			return nil, serr
+		}
+		if st, row, err = c.writableState(ctx, req.rr); err != nil {
+			return nil, err
+		}
+		class, err = adp.ClassOf(req.typ, st.Room.Types)
+	}
 	if err != nil {
 		return nil, localError(err)
 	}

@@ -126,22 +126,13 @@ func (c *Chain) Add(t testing.TB, a *Agent, typ string, payload any, mentions ..
 	return c.Submit(t, c.Event(t, a, typ, payload, c.Room.Head, mentions...))
 }
 
-// Submit checks and appends a signed envelope.
+// Submit checks a signed envelope under the host rules and appends it.
 func (c *Chain) Submit(t testing.TB, env *identity.Envelope) *adp.Record {
 	t.Helper()
-	c.Now++
-	if err := c.Room.Check(c.Rules, env, adp.CheckOptions{Now: c.Now, Records: c}); err != nil {
+	if err := c.Room.Check(c.Rules, env, adp.CheckOptions{Now: c.Now + 1, Records: c}); err != nil {
 		t.Fatalf("roomtest: %s refused: %v", env.Event.Type, err)
 	}
-	rec, err := adp.NewRecord(c.RoomID, c.Room.Last.Link(), c.Now, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Room.Apply(c.Rules, rec); err != nil {
-		t.Fatalf("roomtest: apply: %v", err)
-	}
-	c.Records = append(c.Records, rec)
-	return rec
+	return c.Accept(t, env)
 }
 
 // Accept appends a signed envelope the way a host following older rules
