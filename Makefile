@@ -15,7 +15,7 @@ FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')
 
-.PHONY: all build plugins guest-plugins guest-rust guest-c test lint bench fuzz demo clean conformance interop interop-py interop-rust
+.PHONY: all build plugins guest-plugins guest-rust guest-c test test-tools lint bench fuzz demo clean conformance interop interop-py interop-rust
 
 all: build
 
@@ -92,7 +92,7 @@ lint:
 	bash -n sdk-guest/rust/build.sh && bash -n sdk-guest/c/build.sh
 
 ## test: everything CI needs, built from scratch, then the Python interop suite
-test: lint build
+test: lint build test-tools
 	$(GO) test -race -count=1 ./...
 	cd sdk-guest && $(GO) test -race -count=1 ./...
 	$(MAKE) interop-py
@@ -126,6 +126,11 @@ interop-rust: build $(INTEROP_VENV)/installed
 
 ## interop: the whole interop suite, Python and Rust
 interop: interop-py interop-rust
+
+# test-tools: what the tests need besides Go. wat2wasm (WABT) assembles the
+# hostile-plugin corpus; the tests fail, never skip, without it.
+test-tools:
+	@command -v wat2wasm >/dev/null || { echo "make test needs wat2wasm from WABT (Debian/Ubuntu: apt-get install wabt; macOS: brew install wabt)"; exit 1; }
 
 ## conformance: the official MCP conformance suite (npm, installed here with
 ## npm ci) against apconnect serve, at MCP 2025-11-25 and 2026-07-28

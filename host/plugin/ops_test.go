@@ -128,7 +128,9 @@ func TestWatch(t *testing.T) {
 }
 
 func TestWatchCutsSummariesAndSplitsBatches(t *testing.T) {
-	p := loadFull(t, plugin.Limits{MaxWatchBatch: 3, MaxInputBytes: 64 << 10})
+	// Each call decodes ~60 KB in the guest: more than the default 50 ms
+	// on a loaded machine. This test is about the batches, not deadlines.
+	p := loadFull(t, plugin.Limits{MaxWatchBatch: 3, MaxInputBytes: 64 << 10, WatchTimeout: 5 * time.Second})
 	r := room()
 	var records []plugin.Record
 	long := strings.Repeat("é", 300)

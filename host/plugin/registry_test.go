@@ -12,7 +12,14 @@ import (
 )
 
 func TestRegistry(t *testing.T) {
-	full := loadFull(t, plugin.Limits{})
+	// Three instances ready: the looping validator and watcher below each
+	// lose one, and a call that finds none creates one within its own
+	// 50 ms deadline, which a loaded machine may miss. This test is about
+	// dispatch, not about that.
+	full := loadFull(t, plugin.Limits{MaxInstances: 3})
+	if err := full.Warm(ctx(), 3); err != nil {
+		t.Fatal(err)
+	}
 	hello := plugintest.Load(t, plugintest.Build(t, helloDir), plugin.GrantAll)
 	reg := plugin.NewRegistry(nil)
 	if err := reg.Add(full); err != nil {
