@@ -12,6 +12,9 @@ BIN       ?= bin
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X main.version=$(VERSION)
 FUZZTIME  ?= 30s
+# staticcheck, run from the module proxy at a pinned version (not a module
+# dependency of apconnect).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHTIME ?= 1s
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')
 
@@ -78,7 +81,8 @@ $(FIRST_PARTY_WASM): $(BIN)/plugins/%.wasm: plugins/% $$(wildcard plugins/$$*/go
 $(EXAMPLE_WASM): $(BIN)/plugins/%.wasm: examples/plugins/% $$(wildcard examples/plugins/$$*/go.mod examples/plugins/$$*/go.sum examples/plugins/$$*/*.go) $(SDK_SRC)
 	$(PLUGIN_BUILD)
 
-## lint: gofmt, go vet and the generated README tool table must be clean
+## lint: gofmt, go vet, staticcheck, go mod tidy, a Windows build and the
+## generated README tool table must be clean
 lint:
 	@unformatted=$$(gofmt -l $(GOFILES)); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
@@ -90,6 +94,12 @@ lint:
 	done
 	$(GO) run ./host/mcpserver/internal/gendocs -check README.md
 	bash -n sdk-guest/rust/build.sh && bash -n sdk-guest/c/build.sh
+	$(GO) mod tidy -diff
+	cd sdk-guest && $(GO) mod tidy -diff
+	$(GO) run $(STATICCHECK) ./...
+	cd sdk-guest && $(GO) run $(STATICCHECK) ./...
+	@echo "GOOS=windows GOARCH=amd64 go build ./... (the non-unix files build)"
+	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./...
 
 ## test: everything CI needs, built from scratch, then the Python interop suite
 test: lint build test-tools

@@ -67,7 +67,7 @@ func storedStatus(v AgentStatus) (store.Status, error) {
 // list).
 func (c *Connector) AgentStatusList(ctx context.Context, sess SessionID, in AgentStatusListInput) (*AgentStatusListResult, error) {
 	if in.AgentID != "" {
-		one, err := c.AgentStatusGet(ctx, sess, AgentStatusGetInput{RoomID: in.RoomID, Host: in.Host, AgentID: in.AgentID, Refresh: in.Refresh})
+		one, err := c.AgentStatusGet(ctx, sess, AgentStatusGetInput(in))
 		if err != nil {
 			return nil, err
 		}

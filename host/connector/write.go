@@ -276,7 +276,7 @@ func (c *Connector) write(ctx context.Context, req *writeRequest) (*WriteResult,
 			if _, serr := c.syncRoom(ctx, h, key, req.rr.roomID, syncOptions{}); serr != nil {
 				return nil, serr
 			}
-			if st, row, err = c.writableState(ctx, req.rr); err != nil {
+			if st, _, err = c.writableState(ctx, req.rr); err != nil {
 				return nil, err
 			}
 			if baseIsCurrent(*base, st.Room.Head) {

@@ -168,9 +168,7 @@ func TestPanicsAreRecovered(t *testing.T) {
 	s.watch = newWatcher(s)
 	hd := toolSpec[noInput, *connector.HostsListResult]{name: pfx + "hosts_list",
 		call: func(context.Context, *connector.Connector, connector.SessionID, *noInput) (*connector.HostsListResult, error) {
-			var m map[string]int
-			m["x"]++ // nil map write: a panic
-			return nil, nil
+			panic("a bug in a tool handler")
 		}}.handler(s)
 	r, err := hd(bg, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: pfx + "hosts_list"}}, json.RawMessage(`{}`))
 	if err != nil || errorOf(t, "hosts_list", r).Code != "internal" {

@@ -294,7 +294,7 @@ func (s *server) codeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 // isResourceNotFound recognizes mcp.ResourceNotFoundError (the SDK gives it
 // -32602 at every version).
 func isResourceNotFound(we *jsonrpc.Error) bool {
-	return (we.Code == mcp.CodeResourceNotFound || we.Code == codeResourceNotFound) && we.Message == "Resource not found"
+	return (we.Code == jsonrpc.CodeInvalidParams || we.Code == codeResourceNotFound) && we.Message == "Resource not found"
 }
 
 // requestVersion is the protocol version a request follows: its own _meta

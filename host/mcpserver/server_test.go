@@ -27,6 +27,7 @@ func TestCapabilitiesAndVersions(t *testing.T) {
 			t.Errorf("asked %q, negotiated %s", v.ask, init.ProtocolVersion)
 		}
 		c := init.Capabilities
+		//lint:ignore SA1019 the test checks that the deprecated logging capability stays off
 		if c.Tools == nil || c.Resources == nil || !c.Resources.Subscribe || c.Logging != nil || c.Prompts != nil || c.Completions != nil {
 			data, _ := json.Marshal(c)
 			t.Errorf("capabilities %s", data)

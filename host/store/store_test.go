@@ -449,7 +449,7 @@ func TestDraftsProfilesOutbox(t *testing.T) {
 			return fmt.Errorf("leased entry taken: %v", got)
 		}
 		got, err = tx.LeaseOutbox(ctx, 150, 300, 10)
-		if len(got) != 1 || got[0].ID != id || got[0].Attempts != 1 {
+		if err != nil || len(got) != 1 || got[0].ID != id || got[0].Attempts != 1 {
 			return fmt.Errorf("lease %+v", got)
 		}
 		return tx.CloseOutbox(ctx, id, OutboxDone, []byte(`{"seq":1}`), "", 160)

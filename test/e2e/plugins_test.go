@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -521,8 +520,7 @@ func warmPluginCache(t *testing.T, dir string, wasm ...string) {
 	if !raceEnabled {
 		return
 	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	out, err := exec.Command(goTool, "version", "-m", bin).Output()
+	out, err := exec.Command(goTool(), "version", "-m", bin).Output()
 	if err != nil {
 		t.Fatalf("go version -m: %v", err)
 	}
@@ -536,7 +534,7 @@ func warmPluginCache(t *testing.T, dir string, wasm ...string) {
 		t.Fatalf("the binary does not say which wazero it has:\n%s", out)
 	}
 	helper := filepath.Join(t.TempDir(), "precompile")
-	build := exec.Command(goTool, "build", "-o", helper, "-ldflags=-X=github.com/tetratelabs/wazero/internal/version.version="+version,
+	build := exec.Command(goTool(), "build", "-o", helper, "-ldflags=-X=github.com/tetratelabs/wazero/internal/version.version="+version,
 		"apconnect/host/plugin/internal/precompile")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the precompile helper: %v\n%s", err, out)
