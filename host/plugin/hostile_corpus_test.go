@@ -48,6 +48,9 @@ import (
 // own function) with one entry.
 var hostileSources = []hostileSource{
 	{Dir: "testdata/hostile/wat", Ext: ".wat", Build: buildWatCase},
+	// Written with the Rust and C guest SDKs, built by their scripts.
+	{Dir: "testdata/hostile/rust", Ext: ".rs", Build: func(t testing.TB, c *hostileCase) string { return plugintest.BuildRust(t, c.File) }},
+	{Dir: "testdata/hostile/c", Ext: ".c", Build: func(t testing.TB, c *hostileCase) string { return plugintest.BuildC(t, c.File) }},
 }
 
 type hostileSource struct {
