@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -237,22 +236,5 @@ func (w *watcher) cheapKey(ctx context.Context, uri string) string {
 	default:
 		return ""
 	}
-	q := w.s.conn.Store().Read()
-	refs, err := q.RoomKeys(ctx, roomID)
-	if err != nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, ref := range refs {
-		r, err := q.Room(ctx, ref.Key)
-		if err != nil {
-			return ""
-		}
-		fmt.Fprintf(&b, "%s|%d|%t|%d|%s|%d|%s|%d|%d|%t|%s|%s|%d|%d;", r.Host, r.Key, r.HasSnapshot, r.HeadSeq, r.HeadHash, r.SyncedSeq, r.SyncedHash,
-			r.RemoteSeq, r.ReadSeq, r.Subscribed, r.SelfState, r.SelfRole, r.PendingInbox, r.UpdatedAt)
-		if r.Failure != nil {
-			fmt.Fprintf(&b, "failed:%d:%s;", r.Failure.Seq, r.Failure.Code)
-		}
-	}
-	return "rooms:" + b.String()
+	return w.s.conn.RoomFingerprint(ctx, roomID)
 }

@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"apconnect/host/connector"
 	"apconnect/host/identity"
-	"apconnect/host/store"
 )
 
 // Resources (connector spec 4.4).
@@ -242,28 +240,14 @@ func (s *server) roomsResource(ctx context.Context) (any, error) {
 // inboxResource lists the pending inbox items without claiming or
 // releasing any.
 func (s *server) inboxResource(ctx context.Context) (any, error) {
-	out := struct {
+	items, total, err := s.conn.PendingInboxView(ctx, 200)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
 		Items        []connector.InboxItem `json:"items"`
 		PendingCount int64                 `json:"pending_count"`
-	}{Items: []connector.InboxItem{}}
-	err := s.conn.Store().View(ctx, func(q store.Q) error {
-		rows, err := q.PendingInbox(ctx, store.InboxQuery{Limit: 200})
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			var it connector.InboxItem
-			if err := json.Unmarshal(r.Item, &it); err != nil {
-				return err
-			}
-			it.State = r.State
-			out.Items = append(out.Items, it)
-		}
-		n, err := q.PendingTotal(ctx)
-		out.PendingCount = max(n, 0)
-		return err
-	})
-	return out, err
+	}{items, total}, nil
 }
 
 // draftsResource lists the held drafts (up to listCap).
@@ -292,40 +276,20 @@ func (s *server) draftsResource(ctx context.Context) (any, error) {
 
 // localRoom finds a room in local state by id alone, as the room-scoped
 // URIs name it. It never creates or fetches anything.
-func (s *server) localRoom(ctx context.Context, uri, roomID string) (*store.Room, error) {
-	hosts, err := s.conn.HostsList(ctx, "")
-	if err != nil {
-		return nil, err
+func (s *server) localRoom(ctx context.Context, uri, roomID string) (*connector.LocalRoom, error) {
+	lr, err := s.conn.FindLocalRoom(ctx, "", roomID)
+	if err == nil {
+		return lr, nil
 	}
-	configured := map[string]bool{}
-	for _, h := range hosts.Hosts {
-		configured[h.Host] = true
-	}
-	q := s.conn.Store().Read()
-	refs, err := q.RoomKeys(ctx, roomID)
-	if err != nil {
-		return nil, err
-	}
-	var known []store.RoomRef
-	for _, r := range refs {
-		if configured[r.Host] {
-			known = append(known, r)
-		}
-	}
-	switch len(known) {
-	case 0:
+	if connector.IsNotFound(err) {
 		return nil, mcp.ResourceNotFoundError(uri)
-	case 1:
-	default:
-		hs := make([]string, len(known))
-		for i, r := range known {
-			hs[i] = r.Host
-		}
-		data, _ := json.Marshal(map[string]any{"uri": uri, "code": connector.CodeAmbiguousRoom, "hosts": hs})
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: room %s is known on more than one host; use the tools with host",
-			connector.CodeAmbiguousRoom, roomID), Data: data}
 	}
-	return q.Room(ctx, known[0].Key)
+	if e := connector.AsError(err); e.Code == connector.CodeAmbiguousRoom {
+		data, _ := json.Marshal(map[string]any{"uri": uri, "code": e.Code, "hosts": e.Data["hosts"]})
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: room %s is known on more than one host; use the tools with host",
+			e.Code, roomID), Data: data}
+	}
+	return nil, err
 }
 
 // roomResource builds a room-scoped resource.
@@ -337,7 +301,7 @@ func (s *server) roomResource(ctx context.Context, uri string, kind resourceKind
 	if kind == resStatus {
 		return s.statusResource(ctx, row)
 	}
-	if !row.HasSnapshot {
+	if !row.Verified {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	// The room is known with verified state, so RoomState reads local
@@ -379,35 +343,23 @@ func (s *server) roomResource(ctx context.Context, uri string, kind resourceKind
 			cursor = page.NextCursor
 		}
 	case resTimeline:
-		evs, err := s.conn.Store().Read().Timeline(ctx, row.Key, store.TimelineQuery{Limit: timelineWindow + 1, Newest: true})
+		items, more, err := s.conn.RecentTimeline(ctx, row, timelineWindow)
 		if err != nil {
 			return nil, err
 		}
-		more := len(evs) > timelineWindow
-		if more {
-			evs = evs[1:]
-		}
-		out := struct {
+		return struct {
 			Items []connector.TimelineItem `json:"items"`
 			Sync  connector.SyncState      `json:"sync"`
 			// MoreBefore is true when older items exist locally (read them
 			// with agent_protocols_room_timeline).
 			MoreBefore bool `json:"more_before"`
-		}{Items: make([]connector.TimelineItem, 0, len(evs)), Sync: st.Sync, MoreBefore: more}
-		for _, e := range evs {
-			var it connector.TimelineItem
-			if err := json.Unmarshal(e.Item, &it); err != nil {
-				return nil, err
-			}
-			out.Items = append(out.Items, it)
-		}
-		return out, nil
+		}{Items: items, Sync: st.Sync, MoreBefore: more}, nil
 	}
 	return nil, mcp.ResourceNotFoundError(uri)
 }
 
 // statusResource lists the cached unexpired statuses of a room.
-func (s *server) statusResource(ctx context.Context, row *store.Room) (any, error) {
+func (s *server) statusResource(ctx context.Context, row *connector.LocalRoom) (any, error) {
 	out := struct {
 		RoomID   string                  `json:"room_id"`
 		Host     string                  `json:"host"`
@@ -417,17 +369,12 @@ func (s *server) statusResource(ctx context.Context, row *store.Room) (any, erro
 		ListedAt int64                `json:"listed_at"`
 		Sync     *connector.SyncState `json:"sync,omitempty"`
 	}{RoomID: row.RoomID, Host: row.Host, Statuses: []connector.AgentStatus{}, ListedAt: row.StatusesAt}
-	list, err := s.conn.Store().Read().Statuses(ctx, row.Key, time.Now().UnixMilli())
+	list, err := s.conn.CachedStatuses(ctx, row)
 	if err != nil {
 		return nil, err
 	}
-	for _, st := range list {
-		var v connector.AgentStatus
-		if json.Unmarshal(st.Status, &v) == nil {
-			out.Statuses = append(out.Statuses, v)
-		}
-	}
-	if row.HasSnapshot {
+	out.Statuses = list
+	if row.Verified {
 		st, err := s.conn.RoomState(ctx, "", connector.RoomStateInput{RoomID: row.RoomID, Host: row.Host})
 		if err != nil {
 			return nil, err
@@ -440,7 +387,7 @@ func (s *server) statusResource(ctx context.Context, row *store.Room) (any, erro
 // profileResource is the profile pinned for an Agent ID.
 func (s *server) profileResource(ctx context.Context, uri, agentID string) (any, error) {
 	p, err := s.conn.Pinned(ctx, agentID)
-	if errors.Is(err, store.ErrNotFound) {
+	if connector.IsNotFound(err) {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	return p, err
@@ -451,7 +398,7 @@ func (s *server) profileResource(ctx context.Context, uri, agentID string) (any,
 // changes whenever the archive is kept again).
 func (s *server) archiveResource(uri, roomID string, withRecords bool) (any, error) {
 	sum, jsonl, err := s.conn.KeptArchive("", roomID, withRecords)
-	if errors.Is(err, store.ErrNotFound) {
+	if connector.IsNotFound(err) {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	if err != nil {
