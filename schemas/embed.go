@@ -21,16 +21,16 @@ import (
 //go:embed tools/*.json protocols/*.json config.schema.json
 var files embed.FS
 
-// FS holds the embedded schema files, rooted at schemas/.
-var FS fs.FS = files
+// FS returns the embedded schema files, rooted at schemas/.
+func FS() fs.FS { return files }
 
-// Tools is the embedded schemas/tools directory: one <tool_name>.json per
-// standard MCP tool plus defs.json with their shared shapes.
-var Tools fs.FS = mustSub(files, "tools")
+// Tools returns the embedded schemas/tools directory: one <tool_name>.json
+// per standard MCP tool plus defs.json with their shared shapes.
+func Tools() fs.FS { return mustSub(files, "tools") }
 
-// Protocols is the embedded schemas/protocols directory: the protocol
+// Protocols returns the embedded schemas/protocols directory: the protocol
 // JSON Schemas, named <protocol>-<version>.schema.json (see ProtocolSchema).
-var Protocols fs.FS = mustSub(files, "protocols")
+func Protocols() fs.FS { return mustSub(files, "protocols") }
 
 // ProtocolSchema returns the JSON Schema document of a protocol such as
 // "agent-discourse/1.0", or fs.ErrNotExist when none is embedded.
@@ -39,7 +39,7 @@ func ProtocolSchema(protocol string) ([]byte, error) {
 	if !ok || name == "" || version == "" || strings.ContainsAny(name+version, "/\\") {
 		return nil, fs.ErrNotExist
 	}
-	return fs.ReadFile(Protocols, name+"-"+version+".schema.json")
+	return fs.ReadFile(files, "protocols/"+name+"-"+version+".schema.json")
 }
 
 // ConfigSchemaFile is the path of the operator configuration schema in FS.

@@ -11,7 +11,7 @@ import (
 )
 
 func TestToolsEmbedded(t *testing.T) {
-	entries, err := fs.ReadDir(Tools, ".")
+	entries, err := fs.ReadDir(Tools(), ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestToolsEmbedded(t *testing.T) {
 			t.Errorf("unexpected entry %q in schemas/tools", name)
 			continue
 		}
-		data, err := fs.ReadFile(Tools, name)
+		data, err := fs.ReadFile(Tools(), name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func TestConfigSchema(t *testing.T) {
 	data, err := ConfigSchema()
 	if errors.Is(err, fs.ErrNotExist) {
 		// Written by another component; its absence must not break the build.
-		if _, statErr := fs.Stat(FS, ConfigSchemaFile); !errors.Is(statErr, fs.ErrNotExist) {
+		if _, statErr := fs.Stat(FS(), ConfigSchemaFile); !errors.Is(statErr, fs.ErrNotExist) {
 			t.Fatalf("ConfigSchema reports not-exist but Stat says %v", statErr)
 		}
 		return

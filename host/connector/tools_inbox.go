@@ -31,7 +31,7 @@ func (c *Connector) InboxNext(ctx context.Context, sess SessionID, in InboxNextI
 	}
 	limit = min(limit, 50)
 	valid := map[string]bool{}
-	for _, k := range room.InboxKinds {
+	for _, k := range room.InboxKinds() {
 		valid[k] = true
 	}
 	// mail.received is a 0.12.6 kind of Agent Mail, which apconnect does not

@@ -23,11 +23,11 @@ const (
 
 // SupportedProtocols are the protocols services_list probes and schema_get
 // describes.
-var SupportedProtocols = []string{ProtocolProfile, ProtocolDiscourse}
+func SupportedProtocols() []string { return []string{ProtocolProfile, ProtocolDiscourse} }
 
 func unsupportedProtocol(p string) *Error {
-	return &Error{Code: CodeUnsupportedProtocol, Message: "apconnect does not speak " + p + "; it speaks " + strings.Join(SupportedProtocols, " and "),
-		Data: map[string]any{"protocol": p, "supported": SupportedProtocols}}
+	return &Error{Code: CodeUnsupportedProtocol, Message: "apconnect does not speak " + p + "; it speaks " + strings.Join(SupportedProtocols(), " and "),
+		Data: map[string]any{"protocol": p, "supported": SupportedProtocols()}}
 }
 
 // ServicesList is agent_protocols_services_list: the discovery documents of
@@ -39,9 +39,9 @@ func unsupportedProtocol(p string) *Error {
 // host_not_allowed. An origin without a document for a protocol is left
 // out; a failing one is reported in errors. Reads hosts; signs nothing.
 func (c *Connector) ServicesList(ctx context.Context, sess SessionID, in ServicesListInput) (*ServicesListResult, error) {
-	protocols := SupportedProtocols
+	protocols := SupportedProtocols()
 	if in.Protocol != "" {
-		if !slices.Contains(SupportedProtocols, in.Protocol) {
+		if !slices.Contains(SupportedProtocols(), in.Protocol) {
 			return nil, unsupportedProtocol(in.Protocol)
 		}
 		protocols = []string{in.Protocol}

@@ -144,8 +144,9 @@ type HeldDraft struct {
 	Options     []string       `json:"options"`
 }
 
-// DraftOptions are the actions a held draft offers.
-var DraftOptions = []string{"revise", "send_as_is", "stay_silent", "send_anyway"}
+// DraftOptions returns the actions a held draft offers (the seed's four;
+// draft_commit also takes send and drop, the 0.12.6 names).
+func DraftOptions() []string { return []string{"revise", "send_as_is", "stay_silent", "send_anyway"} }
 
 // AgentStatus is a transient agent status in a room (ADP 16.4): a hint,
 // never a record or a lock.

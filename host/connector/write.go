@@ -588,5 +588,5 @@ func heldDraft(d *store.Draft, sync SyncState) HeldDraft {
 		input = map[string]any{}
 	}
 	return HeldDraft{ID: d.ID, RoomID: d.RoomID, Host: d.Host, Kind: d.Kind, CreatedAt: d.CreatedAt, BaseSeq: d.BaseSeq,
-		BaseHash: d.BaseHash, CurrentSync: sync, Draft: input, Reason: d.Reason, Options: append([]string{}, DraftOptions...)}
+		BaseHash: d.BaseHash, CurrentSync: sync, Draft: input, Reason: d.Reason, Options: DraftOptions()}
 }

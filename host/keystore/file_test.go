@@ -284,7 +284,7 @@ func TestSaveRefusesOutOfBoundsKDFParams(t *testing.T) {
 			t.Fatalf("%+v: a file was written", p)
 		}
 	}
-	if err := keystore.DefaultKDFParams.Check(); err != nil {
+	if err := keystore.DefaultKDFParams().Check(); err != nil {
 		t.Fatalf("default parameters out of bounds: %v", err)
 	}
 }

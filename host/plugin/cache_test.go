@@ -31,7 +31,7 @@ func loadCached(t *testing.T, dir, wasm string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := rt.Load(ctx(), wasm, plugin.Digest(data), plugin.GrantAll, plugin.Limits{})
+	p, err := rt.Load(ctx(), wasm, plugin.Digest(data), plugin.AllGrants(), plugin.Limits{})
 	if err != nil {
 		t.Fatalf("loading %s with cache %s: %v", filepath.Base(wasm), dir, err)
 	}

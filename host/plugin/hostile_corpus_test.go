@@ -104,7 +104,7 @@ const controlWat = "testdata/hostile/control.wat"
 
 func TestHostileCorpus(t *testing.T) {
 	rt := plugintest.NewRuntime(t, plugin.Options{})
-	control := plugintest.LoadWith(t, rt, plugintest.BuildWat(t, controlWat), plugin.GrantAll, plugin.Limits{})
+	control := plugintest.LoadWith(t, rt, plugintest.BuildWat(t, controlWat), plugin.AllGrants(), plugin.Limits{})
 	total := 0
 	for _, src := range hostileSources {
 		files, err := filepath.Glob(filepath.Join(src.Dir, "*"+src.Ext))
@@ -245,7 +245,7 @@ func parseHostileCase(t *testing.T, file string) *hostileCase {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	c := &hostileCase{File: file, Name: strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)), Grants: plugin.GrantAll}
+	c := &hostileCase{File: file, Name: strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)), Grants: plugin.AllGrants()}
 	loadSet := false
 	var last *string
 	sc := bufio.NewScanner(f)

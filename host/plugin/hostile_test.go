@@ -154,7 +154,7 @@ func TestOversizedInputIsRefused(t *testing.T) {
 }
 
 func loadRaw(t *testing.T) *plugin.Plugin {
-	return plugintest.Load(t, plugintest.Build(t, rawDir), plugin.GrantAll)
+	return plugintest.Load(t, plugintest.Build(t, rawDir), plugin.AllGrants())
 }
 
 func TestMalformedOutputIsRefused(t *testing.T) {

@@ -44,8 +44,11 @@ type Limits struct {
 	LogLines int
 }
 
-// DefaultLimits are the limits of a plugin whose config overrides nothing.
-var DefaultLimits = Limits{
+// DefaultLimits returns the limits of a plugin whose config overrides
+// nothing.
+func DefaultLimits() Limits { return defaultLimits }
+
+var defaultLimits = Limits{
 	MemoryBytes:      64 << 20,
 	MaxInstances:     2,
 	StackBytes:       8 << 20,
@@ -71,7 +74,7 @@ const (
 
 // WithDefaults returns l with every zero field set from DefaultLimits.
 func (l Limits) WithDefaults() Limits {
-	d := DefaultLimits
+	d := defaultLimits
 	if l.MemoryBytes == 0 {
 		l.MemoryBytes = d.MemoryBytes
 	}

@@ -128,7 +128,7 @@ func TestLoadRefusesMalformedModules(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := loadBytes(t, c.mod(), plugin.GrantAll, c.limits)
+			_, err := loadBytes(t, c.mod(), plugin.AllGrants(), c.limits)
 			if err == nil {
 				t.Fatal("loaded")
 			}

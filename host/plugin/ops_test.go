@@ -37,7 +37,7 @@ func TestDescribe(t *testing.T) {
 }
 
 func TestToolsAreReadOnlyWithoutProposeGrants(t *testing.T) {
-	p := plugintest.Load(t, plugintest.Build(t, helloDir), plugin.GrantAll)
+	p := plugintest.Load(t, plugintest.Build(t, helloDir), plugin.AllGrants())
 	for _, td := range p.Tools() {
 		if !td.ReadOnly {
 			t.Errorf("%s is not read-only", td.MCPName)
@@ -234,7 +234,7 @@ func TestPack(t *testing.T) {
 }
 
 func TestHelloExample(t *testing.T) {
-	p := plugintest.Load(t, plugintest.Build(t, helloDir), plugin.GrantAll)
+	p := plugintest.Load(t, plugintest.Build(t, helloDir), plugin.AllGrants())
 	r := room()
 	errs, err := p.ValidateEvent(ctx(), plugin.Proposal{Type: "hello.greeting", Actor: selfID, Payload: map[string]any{"to": selfID}}, r)
 	if err != nil || len(errs) != 1 || errs[0].Message != "do not greet yourself" {

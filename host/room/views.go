@@ -101,9 +101,11 @@ const (
 	KindEventCustom   = "room.event.custom"
 )
 
-// InboxKinds lists the ten kinds.
-var InboxKinds = []string{KindMessageNew, KindMention, KindTurnAssigned, KindSteer, KindJoinRequested,
-	KindJoinApproved, KindRoleChanged, KindMemberRemoved, KindStateChanged, KindEventCustom}
+// InboxKinds returns the ten kinds.
+func InboxKinds() []string {
+	return []string{KindMessageNew, KindMention, KindTurnAssigned, KindSteer, KindJoinRequested,
+		KindJoinApproved, KindRoleChanged, KindMemberRemoved, KindStateChanged, KindEventCustom}
+}
 
 // Priorities of inbox items, and their storage rank (lower first).
 const (

@@ -26,8 +26,8 @@ const (
 	PathBatch     = "/v1/profiles/batch"
 )
 
-// Features advertised in the discovery document.
-var Features = []string{"signed-updates", "event-history", "batch-read"}
+// Features returns the features advertised in the discovery document.
+func Features() []string { return []string{"signed-updates", "event-history", "batch-read"} }
 
 // Config wires a Service to the hub.
 type Config struct {
@@ -107,7 +107,7 @@ func (s *Service) DiscoveryDocument() Discovery {
 			"profiles":      s.origin + PathProfiles,
 			"profile_batch": s.origin + PathBatch,
 		},
-		Features: Features,
+		Features: Features(),
 		Limits:   s.limits,
 	}
 }
