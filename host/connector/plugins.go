@@ -12,6 +12,7 @@ import (
 	"apconnect/host/adp"
 	"apconnect/host/plugin"
 	"apconnect/host/room"
+	"apconnect/host/toolcatalog"
 )
 
 // The plugin extension points. The core calls them; host/plugin's wasm
@@ -278,7 +279,7 @@ func (c *Connector) initPlugins(opts Options) {
 	c.toolIndex = map[string]*toolEntry{}
 	for _, p := range providers {
 		for _, t := range p.Tools() {
-			if c.toolIndex[t.MCPName] != nil || standardTools[t.MCPName] {
+			if c.toolIndex[t.MCPName] != nil || toolcatalog.Has(t.MCPName) {
 				c.log.Warn("plugin tool skipped: its name is taken", "tool", t.MCPName, "provider", p.Name())
 				continue
 			}
@@ -664,5 +665,5 @@ func (c *Connector) watch(ctx context.Context, h *hostState, r *adp.Room, applie
 // toolExists reports whether a tool name is one of the standard tools or a
 // provider's.
 func (c *Connector) toolExists(name string) bool {
-	return standardTools[name] || c.toolIndex[name] != nil
+	return toolcatalog.Has(name) || c.toolIndex[name] != nil
 }

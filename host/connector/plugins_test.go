@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"apconnect/host/connector"
-	"apconnect/host/mcpserver"
 	"apconnect/host/plugin"
 )
 
@@ -143,23 +142,6 @@ func TestPluginExtensionPoints(t *testing.T) {
 	id := must[*connector.IdentityCurrentResult](t, "agent_protocols_identity_current")(carol.IdentityCurrent(ctx, carol.sess))
 	if len(id.Plugins) != 1 || id.Plugins[0].LastError == "" {
 		t.Fatalf("plugin health %+v", id.Plugins)
-	}
-}
-
-// The connector has one method per catalog tool.
-func TestToolNamesMatchCatalog(t *testing.T) {
-	names := mcpserver.Names()
-	if len(names) != len(connector.ToolNames) {
-		t.Fatalf("catalog has %d tools, connector %d", len(names), len(connector.ToolNames))
-	}
-	have := map[string]bool{}
-	for _, n := range connector.ToolNames {
-		have[n] = true
-	}
-	for _, n := range names {
-		if !have[n] {
-			t.Errorf("catalog tool %s has no connector method", n)
-		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"apconnect/host/client"
 	"apconnect/host/identity"
 	"apconnect/host/store"
+	"apconnect/host/toolcatalog"
 )
 
 // SyncModeExplicit is identity_current's sync_mode: tool reads never sync
@@ -25,7 +26,7 @@ func (c *Connector) IdentityCurrent(ctx context.Context, sess SessionID) (*Ident
 		return nil, err
 	}
 	profiles := append([]string{}, c.ident.ProfileServices...)
-	tools := append([]string{}, ToolNames...)
+	tools := toolcatalog.Names()
 	for _, t := range c.toolList {
 		tools = append(tools, t.MCPName)
 	}

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"apconnect/host/toolcatalog"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -45,7 +46,7 @@ func TestCatalogGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, name := range Names() {
+	for _, name := range toolcatalog.Names() {
 		got := marshalTool(t, name)
 		file := filepath.Join(goldenDir, name+".json")
 		if update {
@@ -106,7 +107,7 @@ func TestGoldenIsTheCatalog(t *testing.T) {
 		files = append(files, name)
 	}
 	slices.Sort(files)
-	if names := Names(); !slices.Equal(files, names) {
+	if names := toolcatalog.Names(); !slices.Equal(files, names) {
 		t.Errorf("snapshots %v\n   catalog %v", files, names)
 	}
 }

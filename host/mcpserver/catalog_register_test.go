@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"apconnect/host/toolcatalog"
 	"context"
 	"encoding/json"
 	"slices"
@@ -50,7 +51,7 @@ func (r *recorder) handler(name string) ToolHandler {
 func TestServedThroughTheSDK(t *testing.T) {
 	rec := &recorder{calls: map[string][]string{}}
 	handlers := map[string]ToolHandler{}
-	for _, n := range Names() {
+	for _, n := range toolcatalog.Names() {
 		handlers[n] = rec.handler(n)
 	}
 	s := newTestServer()
@@ -124,7 +125,7 @@ func TestServedThroughTheSDK(t *testing.T) {
 	if err := json.Unmarshal([]byte(text(res)), &body); err != nil {
 		t.Fatalf("error body %q: %v", text(res), err)
 	}
-	if body.Error.Code != ErrCodeInvalidInput || !strings.Contains(body.Error.Message, "/limit") {
+	if body.Error.Code != toolcatalog.ErrCodeInvalidInput || !strings.Contains(body.Error.Message, "/limit") {
 		t.Errorf("error body %+v", body.Error)
 	}
 	data, _ := body.Error.Data.(map[string]any)
@@ -154,18 +155,18 @@ func TestAddCatalogRequiresExactlyTheCatalog(t *testing.T) {
 		return nil, nil
 	}
 	handlers := map[string]ToolHandler{}
-	for _, n := range Names()[1:] {
+	for _, n := range toolcatalog.Names()[1:] {
 		handlers[n] = h
 	}
 	handlers["agent_protocols_extra"] = h
 	err := AddCatalog(newTestServer(), handlers)
-	if err == nil || !strings.Contains(err.Error(), Names()[0]) || !strings.Contains(err.Error(), "agent_protocols_extra") {
+	if err == nil || !strings.Contains(err.Error(), toolcatalog.Names()[0]) || !strings.Contains(err.Error(), "agent_protocols_extra") {
 		t.Errorf("AddCatalog: %v", err)
 	}
 	if err := AddCatalogTool(newTestServer(), "agent_protocols_nope", h); err == nil {
 		t.Error("unknown tool registered")
 	}
-	if err := AddCatalogTool(newTestServer(), Names()[0], nil); err == nil {
+	if err := AddCatalogTool(newTestServer(), toolcatalog.Names()[0], nil); err == nil {
 		t.Error("nil handler registered")
 	}
 }

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"apconnect/host/toolcatalog"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -108,7 +109,7 @@ func TestAnnotationsAgainstSDK(t *testing.T) {
 // configured profile service.
 func TestInputsAgainstSDK(t *testing.T) {
 	for _, st := range sdkInScope(t) {
-		info, ok := Info(st.Name)
+		info, ok := toolcatalog.Info(st.Name)
 		if !ok {
 			continue
 		}
@@ -183,7 +184,7 @@ func TestResultsAgainstSDK(t *testing.T) {
 // not only by name.
 func TestSDKInputValuesPass(t *testing.T) {
 	for _, st := range sdkInScope(t) {
-		sch, ok := InputSchema(st.Name)
+		sch, ok := toolcatalog.InputSchema(st.Name)
 		if !ok {
 			continue
 		}
@@ -199,7 +200,7 @@ func TestSDKInputValuesPass(t *testing.T) {
 		}
 		check := func(args map[string]any) {
 			data, _ := json.Marshal(args)
-			if err := sch.ValidateJSON(normalizeArgs(data, sch.props)); err != nil {
+			if err := sch.ValidateJSON(sch.Normalize(data)); err != nil {
 				t.Errorf("%s: 0.12.6-valid arguments %s refused: %v", st.Name, data, err)
 			}
 		}

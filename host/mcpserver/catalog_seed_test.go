@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"apconnect/host/toolcatalog"
 	"encoding/json"
 	"slices"
 	"sort"
@@ -297,7 +298,7 @@ func TestCatalogIsTheUnion(t *testing.T) {
 	if len(want) != 33 || shared != 18 {
 		t.Fatalf("union of %d tools (%d shared), want 33 (18 shared)", len(want), shared)
 	}
-	if got := Names(); !slices.Equal(got, want) {
+	if got := toolcatalog.Names(); !slices.Equal(got, want) {
 		t.Fatalf("catalog names\n got %v\nwant %v", got, want)
 	}
 	tools := Catalog()
@@ -361,7 +362,7 @@ func TestAnnotationsAllFourExplicit(t *testing.T) {
 
 func TestInputFieldsMatchSeed(t *testing.T) {
 	for short, st := range seedTools {
-		info, ok := Info(pfx + short)
+		info, ok := toolcatalog.Info(pfx + short)
 		if !ok {
 			t.Fatalf("no tool %s", pfx+short)
 		}

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"apconnect/host/toolcatalog"
 	"testing"
 
 	"apconnect/test/catalogcheck"
@@ -10,17 +11,17 @@ import (
 // catalogcheck.
 func catalogForCheck() catalogcheck.Catalog {
 	return catalogcheck.Catalog{
-		Names: Names(),
+		Names: toolcatalog.Names(),
 		Inputs: func(n string) []string {
-			i, _ := Info(n)
+			i, _ := toolcatalog.Info(n)
 			return i.Inputs
 		},
 		Required: func(n string) []string {
-			i, _ := Info(n)
+			i, _ := toolcatalog.Info(n)
 			return i.Required
 		},
 		Validate: func(n string, data []byte) error {
-			s, ok := OutputSchema(n)
+			s, ok := toolcatalog.OutputSchema(n)
 			if !ok {
 				return nil
 			}

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"apconnect/host/toolcatalog"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -110,15 +111,15 @@ func (s *server) toolResult(name string, out any, summary string) *mcp.CallToolR
 		s.log.Error("tool result does not encode", "tool", name, "err", err)
 		return internalErrorResult()
 	}
-	if sch, ok := OutputSchema(name); ok {
+	if sch, ok := toolcatalog.OutputSchema(name); ok {
 		if err := sch.ValidateJSON(data); err != nil {
 			s.log.Error("tool result does not match its output schema", "tool", name, "err", err)
 			if s.opts.StrictOutput {
-				var ve *ValidationError
+				var ve *toolcatalog.ValidationError
 				if errors.As(err, &ve) {
 					return ErrorResult(ve.Code(), ve.Error(), ve.Data())
 				}
-				return ErrorResult(ErrCodeInvalidOutput, err.Error(), nil)
+				return ErrorResult(toolcatalog.ErrCodeInvalidOutput, err.Error(), nil)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"apconnect/host/toolcatalog"
 	"context"
 	"crypto/x509"
 	"encoding/json"
@@ -188,7 +189,7 @@ func structured(t testing.TB, tool string, res *mcp.CallToolResult) obj {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sch, ok := OutputSchema(tool); ok {
+	if sch, ok := toolcatalog.OutputSchema(tool); ok {
 		if err := sch.ValidateJSON(data); err != nil {
 			t.Fatalf("%s: %v\n%s", tool, err, data)
 		}

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"apconnect/host/toolcatalog"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -33,7 +34,7 @@ func (s *server) addPluginTools() {
 			s.log.Warn("plugin tool skipped: invalid MCP name", "tool", name)
 			continue
 		}
-		if _, taken := Info(name); taken {
+		if _, taken := toolcatalog.Info(name); taken {
 			s.log.Warn("plugin tool skipped: name taken", "tool", name)
 			continue
 		}

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"apconnect/host/toolcatalog"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,7 +37,7 @@ func TestCapabilitiesAndVersions(t *testing.T) {
 			t.Errorf("instructions or server info: %+v", init.ServerInfo)
 		}
 		tools, err := a.cs.ListTools(bg, nil)
-		if err != nil || len(tools.Tools) != len(Names()) {
+		if err != nil || len(tools.Tools) != len(toolcatalog.Names()) {
 			t.Fatalf("tools/list: %v (%d tools)", err, len(tools.Tools))
 		}
 		for _, tool := range tools.Tools {
@@ -185,7 +186,7 @@ func TestPluginToolsAreListedAndCalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	i := slices.IndexFunc(tools.Tools, func(tl *mcp.Tool) bool { return tl.Name == "tally_count" })
-	if i < 0 || len(tools.Tools) != len(Names())+1 || !tools.Tools[i].Annotations.ReadOnlyHint || !strings.Contains(tools.Tools[i].Description, "untrusted") {
+	if i < 0 || len(tools.Tools) != len(toolcatalog.Names())+1 || !tools.Tools[i].Annotations.ReadOnlyHint || !strings.Contains(tools.Tools[i].Description, "untrusted") {
 		t.Fatalf("plugin tool not listed as expected (%d tools)", len(tools.Tools))
 	}
 	// A provider without propose grants proposes nothing: the proposal is

@@ -1,4 +1,4 @@
-package mcpserver
+package toolcatalog
 
 import (
 	"bytes"
@@ -11,6 +11,12 @@ import (
 // keepEmpty are the members whose empty string is a value, not an
 // omission: text a write signs as given.
 var keepEmpty = []string{"content", "text", "subject"}
+
+// Normalize applies the reference SDK 0.12.6's input handling to the
+// arguments of the tool s is the input schema of (see normalizeArgs).
+func (s *Schema) Normalize(raw json.RawMessage) json.RawMessage {
+	return normalizeArgs(raw, s.props)
+}
 
 // normalizeArgs applies the reference SDK 0.12.6's input handling (its
 // PROTOCOL-0.12 section 6.1) before validation, so arguments written for

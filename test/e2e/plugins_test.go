@@ -23,6 +23,7 @@ import (
 	"apconnect/host/plugin"
 	"apconnect/host/plugin/plugintest"
 	"apconnect/host/pluginhost"
+	"apconnect/host/toolcatalog"
 )
 
 // Plugins end to end: real .wasm modules (the first-party plugins, the
@@ -299,7 +300,7 @@ func TestPluginsThroughMCP(t *testing.T) {
 	if tl := tools["voter_vote"]; tl == nil || tl.Annotations.ReadOnlyHint || !*tl.Annotations.DestructiveHint {
 		t.Fatalf("proposing tool voter_vote: %+v", tl)
 	}
-	if len(list.Tools) != len(mcpserver.Names())+7 {
+	if len(list.Tools) != len(toolcatalog.Names())+7 {
 		t.Fatalf("%d tools listed", len(list.Tools))
 	}
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"apconnect/host/mcpserver"
+	"apconnect/host/toolcatalog"
 	"apconnect/test/catalogcheck"
 )
 
@@ -13,17 +13,17 @@ import (
 // compiled into it) to package catalogcheck.
 func catalog() catalogcheck.Catalog {
 	return catalogcheck.Catalog{
-		Names: mcpserver.Names(),
+		Names: toolcatalog.Names(),
 		Inputs: func(n string) []string {
-			i, _ := mcpserver.Info(n)
+			i, _ := toolcatalog.Info(n)
 			return i.Inputs
 		},
 		Required: func(n string) []string {
-			i, _ := mcpserver.Info(n)
+			i, _ := toolcatalog.Info(n)
 			return i.Required
 		},
 		Validate: func(n string, data []byte) error {
-			s, ok := mcpserver.OutputSchema(n)
+			s, ok := toolcatalog.OutputSchema(n)
 			if !ok {
 				return nil
 			}
@@ -48,7 +48,7 @@ func stdioEnv(t *testing.T) catalogcheck.Env {
 // called with {}, with only its required inputs and with every input of
 // both catalogs, its results match both catalogs' output schemas.
 func TestEveryToolOverStdio(t *testing.T) {
-	if n := len(mcpserver.Names()); n != 33 {
+	if n := len(toolcatalog.Names()); n != 33 {
 		t.Fatalf("the catalog has %d tools, want 33", n)
 	}
 	env := stdioEnv(t)
@@ -63,7 +63,7 @@ func TestEveryToolOverStdio(t *testing.T) {
 		}
 	}
 	slices.Sort(standard)
-	if !slices.Equal(standard, mcpserver.Names()) {
+	if !slices.Equal(standard, toolcatalog.Names()) {
 		t.Fatalf("tools/list shows %d standard tools: %v", len(standard), standard)
 	}
 	catalogcheck.RunEveryTool(t, env)
