@@ -1,6 +1,7 @@
 package main
 
 import (
+	"apconnect/host/text"
 	"context"
 	"encoding/json"
 	"errors"
@@ -306,8 +307,7 @@ func firstLine(s string, n int) string {
 		}
 		return s
 	}
-	r := []rune(s)
-	return strings.TrimSpace(string(r[:n-1])) + "…"
+	return text.Truncate(strings.TrimSpace(s), n)
 }
 
 func byteSize(n int) string {

@@ -1,6 +1,7 @@
 package adp
 
 import (
+	"apconnect/host/text"
 	"container/list"
 	"crypto/sha256"
 	_ "embed"
@@ -129,7 +130,7 @@ type denyLoader struct{}
 
 // Load refuses url.
 func (denyLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("schemas are self-contained; %q is not loaded", truncate(url, 120))
+	return nil, fmt.Errorf("schemas are self-contained; %q is not loaded", text.Truncate(url, 120))
 }
 
 // profileRegexp is the regular expression engine of type schemas: a pattern
@@ -222,7 +223,7 @@ func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}
-	return truncate(s, 300)
+	return text.Truncate(s, 300)
 }
 
 // printer renders validation messages; English, so messages are stable.
@@ -277,7 +278,7 @@ func pointerOf(tokens []string) string {
 	var b strings.Builder
 	for _, t := range tokens {
 		b.WriteByte('/')
-		b.WriteString(escapePointer(t))
+		b.WriteString(text.EscapePointer(t))
 	}
 	return b.String()
 }

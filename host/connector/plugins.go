@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"apconnect/host/text"
 	"context"
 	"encoding/json"
 	"errors"
@@ -514,7 +515,7 @@ func (c *Connector) pluginHealth() []PluginHealth {
 func healthView(h plugin.Health) PluginHealth {
 	v := PluginHealth{Name: h.Name, Version: h.Version, SHA256: h.Digest, State: "loaded", Loaded: h.Loaded,
 		Grants: h.Grants, Tools: []string{}, Calls: h.Calls, Failures: h.Failures, ConsecutiveFailures: h.ConsecutiveFailures,
-		FailuresByCode: h.FailuresByCode, LastError: room.Truncate(h.LastError, 1000), LastErrorCode: string(h.LastErrorCode)}
+		FailuresByCode: h.FailuresByCode, LastError: text.Truncate(h.LastError, 1000), LastErrorCode: string(h.LastErrorCode)}
 	if !h.Loaded {
 		v.State = "closed"
 	}
@@ -571,7 +572,7 @@ func (c *Connector) validate(ctx context.Context, h *hostState, key int64, r *ad
 			return failedClosed(v.Name(), p.Type, err)
 		}
 		for _, fe := range fes {
-			errs = append(errs, map[string]any{"plugin": v.Name(), "path": fe.Path, "message": room.Truncate(fe.Message, 500)})
+			errs = append(errs, map[string]any{"plugin": v.Name(), "path": fe.Path, "message": text.Truncate(fe.Message, 500)})
 		}
 	}
 	if len(errs) == 0 {
@@ -582,7 +583,7 @@ func (c *Connector) validate(ctx context.Context, h *hostState, key int64, r *ad
 
 // failedClosed is the refusal of a write whose validator failed.
 func failedClosed(name, typ string, err error) *Error {
-	msg := room.Truncate(err.Error(), 500)
+	msg := text.Truncate(err.Error(), 500)
 	data := map[string]any{"errors": []any{map[string]any{"plugin": name, "path": "", "message": msg}}, "local": true, "fail_closed": true}
 	if code := plugin.CodeOf(err); code != "" {
 		data["plugin_code"] = string(code)
@@ -645,7 +646,7 @@ func (c *Connector) watch(ctx context.Context, h *hostState, r *adp.Room, applie
 					tools = append(tools, t)
 				}
 			}
-			reason := room.Truncate(strings.TrimSpace(wi.Reason), 64)
+			reason := text.Truncate(strings.TrimSpace(wi.Reason), 64)
 			if reason == "" {
 				reason = "watched_event"
 			}

@@ -1,6 +1,7 @@
 package keystore
 
 import (
+	"apconnect/host/text"
 	"bytes"
 	"crypto/subtle"
 	"encoding/json"
@@ -556,10 +557,7 @@ func b64Member(obj map[string]any, name, pointer string, minLen, maxLen int) ([]
 // quoteShort quotes untrusted text from a file for an error message, cut to
 // a readable length.
 func quoteShort(s string) string {
-	if len(s) > 64 {
-		s = s[:64] + "…"
-	}
-	return strconv.Quote(s)
+	return strconv.Quote(text.Truncate(s, 65))
 }
 
 // getPassphrase asks src and enforces the rules every source shares.

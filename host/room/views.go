@@ -1,9 +1,9 @@
 package room
 
 import (
+	"apconnect/host/text"
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 
 	"apconnect/host/adp"
 	"apconnect/host/identity"
@@ -174,30 +174,15 @@ func Summarize(rec *adp.Record) string {
 	p, _ := ev.Payload.(map[string]any)
 	if ev.Type == adp.TypeMessageCreate {
 		if s, ok := p["content"].(string); ok && strings.TrimSpace(s) != "" {
-			return Truncate(s, MaxSummaryRunes)
+			return text.Truncate(s, MaxSummaryRunes)
 		}
 	}
 	for _, k := range []string{"summary", "title", "instruction", "intent", "question", "reason", "state"} {
 		if s, ok := p[k].(string); ok && strings.TrimSpace(s) != "" {
-			return Truncate(s, MaxSummaryRunes)
+			return text.Truncate(s, MaxSummaryRunes)
 		}
 	}
 	return ev.Type
-}
-
-// Truncate cuts s to at most n code points, ending with "…" when cut.
-func Truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i, c := 0, 0
-	for i = range s {
-		if c == n-1 {
-			break
-		}
-		c++
-	}
-	return s[:i] + "…"
 }
 
 // ItemKind is the kind a timeline item reports: the registry kind of a

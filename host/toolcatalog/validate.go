@@ -1,6 +1,7 @@
 package toolcatalog
 
 import (
+	"apconnect/host/text"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -124,7 +125,7 @@ func (s *Schema) collect(e *jsonschema.ValidationError, out *[]Issue) {
 	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
 		for _, name := range k.Missing {
-			*out = append(*out, Issue{Path: at + "/" + escapePointer(name), Message: "required field is missing"})
+			*out = append(*out, Issue{Path: at + "/" + text.EscapePointer(name), Message: "required field is missing"})
 		}
 	case *kind.AdditionalProperties:
 		msg := "unknown field"
@@ -136,7 +137,7 @@ func (s *Schema) collect(e *jsonschema.ValidationError, out *[]Issue) {
 			}
 		}
 		for _, name := range k.Properties {
-			*out = append(*out, Issue{Path: at + "/" + escapePointer(name), Message: msg})
+			*out = append(*out, Issue{Path: at + "/" + text.EscapePointer(name), Message: msg})
 		}
 	default:
 		*out = append(*out, Issue{Path: at, Message: e.ErrorKind.LocalizedString(printer)})
@@ -147,13 +148,9 @@ func pointer(segments []string) string {
 	var b strings.Builder
 	for _, s := range segments {
 		b.WriteByte('/')
-		b.WriteString(escapePointer(s))
+		b.WriteString(text.EscapePointer(s))
 	}
 	return b.String()
-}
-
-func escapePointer(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }
 
 // Issue is one reason a document failed validation.

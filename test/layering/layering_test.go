@@ -21,7 +21,7 @@ const module = "apconnect/"
 // import a sibling of its own layer.
 var layers = [][]string{
 	// 0: data and small leaf helpers.
-	{"schemas", "schemas/", "host/internal/", "host/termsafe", "host/hub/tlsca", "host/plugin/internal/wasmguard",
+	{"schemas", "schemas/", "host/internal/", "host/text", "host/termsafe", "host/hub/tlsca", "host/plugin/internal/wasmguard",
 		"host/plugin/internal/gobuild", "host/plugin/internal/guestbuild"},
 	// 1: Agent Identity.
 	{"host/identity"},
