@@ -1,7 +1,6 @@
 package adp
 
 import (
-	"apconnect/host/text"
 	"container/list"
 	"crypto/sha256"
 	_ "embed"
@@ -12,11 +11,10 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"apconnect/host/identity"
+	"apconnect/host/schemaerr"
+	"apconnect/host/text"
 )
 
 // SchemaCache compiles type schemas (under the type schema profile) once and
@@ -226,59 +224,13 @@ func firstLine(s string) string {
 	return text.Truncate(s, 300)
 }
 
-// printer renders validation messages; English, so messages are stable.
-var printer = message.NewPrinter(language.English)
-
 // validationFieldErrors flattens a validation error tree into its leaves,
-// sorted (the library reports causes in random order).
+// sorted (schemaerr.Leaves).
 func validationFieldErrors(err error) []FieldError {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return []FieldError{{Message: err.Error()}}
+	leaves := schemaerr.Leaves(err)
+	out := make([]FieldError, len(leaves))
+	for i, l := range leaves {
+		out[i] = FieldError{Path: l.Pointer, Keyword: l.Keyword, Message: l.Message}
 	}
-	var out []FieldError
-	var walk func(*jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			out = append(out, FieldError{
-				Path:    pointerOf(e.InstanceLocation),
-				Keyword: keywordOf(e.ErrorKind),
-				Message: e.ErrorKind.LocalizedString(printer),
-			})
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	return sortFieldErrors(out)
-}
-
-// keywordOf names the keyword that produced a validation error.
-func keywordOf(k jsonschema.ErrorKind) string {
-	if p := k.KeywordPath(); len(p) > 0 {
-		return p[0]
-	}
-	switch k.(type) {
-	case *kind.Not:
-		return "not"
-	case *kind.FalseSchema:
-		return "false"
-	case *kind.RefCycle:
-		return "$ref"
-	case *kind.InvalidJsonValue:
-		return "type"
-	}
-	return ""
-}
-
-// pointerOf renders reference tokens as an RFC 6901 pointer.
-func pointerOf(tokens []string) string {
-	var b strings.Builder
-	for _, t := range tokens {
-		b.WriteByte('/')
-		b.WriteString(text.EscapePointer(t))
-	}
-	return b.String()
+	return out
 }

@@ -1,7 +1,6 @@
 package toolcatalog
 
 import (
-	"apconnect/host/text"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -11,10 +10,10 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"apconnect/host/identity"
+	"apconnect/host/schemaerr"
+	"apconnect/host/text"
 )
 
 // ErrCodeInvalidInput is the stable error code of tool arguments that do not
@@ -31,8 +30,6 @@ const (
 	schemaInput  schemaKind = "input"
 	schemaOutput schemaKind = "output"
 )
-
-var printer = message.NewPrinter(language.English)
 
 // Schema is the compiled input or output JSON Schema of one catalog tool. It
 // is safe for concurrent use.
@@ -112,45 +109,31 @@ func (s *Schema) validateParsed(v any) error {
 	return &ValidationError{Tool: s.tool, Output: s.kind == schemaOutput, Issues: issues}
 }
 
-// collect turns the leaves of a santhosh error tree into issues. Missing and
+// collect turns the leaves of a validation error into issues. Missing and
 // unknown fields become one issue per field, pointing at the field.
 func (s *Schema) collect(e *jsonschema.ValidationError, out *[]Issue) {
-	if len(e.Causes) > 0 {
-		for _, c := range e.Causes {
-			s.collect(c, out)
-		}
-		return
-	}
-	at := pointer(e.InstanceLocation)
-	switch k := e.ErrorKind.(type) {
-	case *kind.Required:
-		for _, name := range k.Missing {
-			*out = append(*out, Issue{Path: at + "/" + text.EscapePointer(name), Message: "required field is missing"})
-		}
-	case *kind.AdditionalProperties:
-		msg := "unknown field"
-		if at == "" && s.kind == schemaInput {
-			if len(s.props) == 0 {
-				msg = "unknown field; this tool takes no arguments"
-			} else {
-				msg = "unknown field; allowed fields: " + strings.Join(s.props, ", ")
+	for _, l := range schemaerr.Leaves(e) {
+		switch k := l.Kind.(type) {
+		case *kind.Required:
+			for _, name := range k.Missing {
+				*out = append(*out, Issue{Path: l.Pointer + "/" + text.EscapePointer(name), Message: "required field is missing"})
 			}
+		case *kind.AdditionalProperties:
+			msg := "unknown field"
+			if l.Pointer == "" && s.kind == schemaInput {
+				if len(s.props) == 0 {
+					msg = "unknown field; this tool takes no arguments"
+				} else {
+					msg = "unknown field; allowed fields: " + strings.Join(s.props, ", ")
+				}
+			}
+			for _, name := range k.Properties {
+				*out = append(*out, Issue{Path: l.Pointer + "/" + text.EscapePointer(name), Message: msg})
+			}
+		default:
+			*out = append(*out, Issue{Path: l.Pointer, Message: l.Message})
 		}
-		for _, name := range k.Properties {
-			*out = append(*out, Issue{Path: at + "/" + text.EscapePointer(name), Message: msg})
-		}
-	default:
-		*out = append(*out, Issue{Path: at, Message: e.ErrorKind.LocalizedString(printer)})
 	}
-}
-
-func pointer(segments []string) string {
-	var b strings.Builder
-	for _, s := range segments {
-		b.WriteByte('/')
-		b.WriteString(text.EscapePointer(s))
-	}
-	return b.String()
 }
 
 // Issue is one reason a document failed validation.

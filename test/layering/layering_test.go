@@ -21,7 +21,7 @@ const module = "apconnect/"
 // import a sibling of its own layer.
 var layers = [][]string{
 	// 0: data and small leaf helpers.
-	{"schemas", "schemas/", "host/internal/", "host/text", "host/termsafe", "host/hub/tlsca", "host/plugin/internal/wasmguard",
+	{"schemas", "schemas/", "host/internal/", "host/text", "host/schemaerr", "host/termsafe", "host/hub/tlsca", "host/plugin/internal/wasmguard",
 		"host/plugin/internal/gobuild", "host/plugin/internal/guestbuild"},
 	// 1: Agent Identity.
 	{"host/identity"},
@@ -43,6 +43,7 @@ var layers = [][]string{
 
 // within lists the imports allowed inside one layer: importer → imported.
 var within = map[string][]string{
+	"host/schemaerr": {"host/text"},
 	// The hub's own order: hubdb < hubhttp < discourse, profile < hub < hubtest.
 	"host/hub/hubhttp":                {"host/hub/hubdb"},
 	"host/hub/discourse":              {"host/hub/hubdb", "host/hub/hubhttp"},

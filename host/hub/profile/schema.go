@@ -49,7 +49,10 @@ type SchemaViolation struct {
 }
 
 // violations flattens a validation error into its leaf failures, sorted by
-// instance and keyword location (the library's order is not stable).
+// instance and keyword location (the library's order is not stable). Unlike
+// the host's flattener (schemaerr) it keeps the full keyword location
+// ("/properties/name/maxLength"): that string is part of the hub's wire
+// error body, which profile clients already read.
 func violations(err error) []SchemaViolation {
 	ve, ok := err.(*jsonschema.ValidationError)
 	if !ok {
