@@ -103,10 +103,12 @@ type Options struct {
 	// by identity_current.
 	PluginFailures []plugin.Health
 	// Validators, Watchers and Tools are extensions written in Go (tests,
-	// embedders); they work like the plugins' own.
-	Validators []Validator
-	Watchers   []Watcher
-	Tools      []ToolProvider
+	// embedders) or plugins wired by hand; they implement host/plugin's
+	// interfaces (plugin.Scoper for records in their room context,
+	// plugin.Proposer to propose events) and work like the plugins' own.
+	Validators []plugin.Validator
+	Watchers   []plugin.Watcher
+	Tools      []plugin.ToolProvider
 }
 
 // Connector is the engine behind the agent_protocols_* tools for one Agent
@@ -133,11 +135,11 @@ type Connector struct {
 	wake       *notifier  // inbox and room changes
 	live       *liveManager
 
-	validators map[string][]Validator
-	watchers   []Watcher
-	tools      []ToolProvider
+	validators map[string][]plugin.Validator
+	watchers   []plugin.Watcher
+	tools      []plugin.ToolProvider
 	toolIndex  map[string]*toolEntry // by MCP name
-	toolList   []ToolDef
+	toolList   []plugin.ToolDef
 	packs      packSource // nil without plugins
 	pluginMu   sync.Mutex
 	pluginErrs map[string]string
@@ -236,7 +238,7 @@ func New(ctx context.Context, opts Options) (*Connector, error) {
 		cfg: opts.Config, ident: ident, signer: opts.Signer, self: opts.Signer.AgentID(), now: opts.Clock,
 		log: opts.Logger, store: st, opts: opts, hosts: map[string]*hostState{}, profiles: map[string]*client.ProfileService{},
 		writeLimit: wl, buckets: newRateLimiter(), cache: newStateCache(256), wake: newNotifier(),
-		validators: map[string][]Validator{}, pluginErrs: map[string]string{},
+		validators: map[string][]plugin.Validator{}, pluginErrs: map[string]string{},
 	}
 	schemas := adp.NewSchemaCache(0)
 	for i := range opts.Config.Hosts {

@@ -10,6 +10,7 @@ import (
 	"apconnect/host/adp"
 	"apconnect/host/client"
 	"apconnect/host/identity"
+	"apconnect/host/plugin"
 	"apconnect/host/room"
 	"apconnect/host/store"
 )
@@ -344,7 +345,7 @@ func (c *Connector) localCheck(ctx context.Context, h *hostState, key int64, r *
 				}
 			}
 		}
-		if verr := c.validate(ctx, h, key, r, Proposal{RoomID: r.ID, Host: h.origin, Type: ev.Type, Actor: c.self, Payload: payload,
+		if verr := c.validate(ctx, h, key, r, plugin.Proposal{Type: ev.Type, Actor: c.self, Payload: payload,
 			Mentions: ev.Mentions, References: refs}); verr != nil {
 			return verr
 		}

@@ -21,6 +21,7 @@ import (
 	"apconnect/host/connector"
 	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
+	"apconnect/host/plugin"
 )
 
 // The harness: a real local hub (hubtest), connectors of test agents on it,
@@ -67,7 +68,7 @@ type tagent struct {
 
 type agentOptions struct {
 	start  bool // run the connector's background sync
-	tools  []connector.ToolProvider
+	tools  []plugin.ToolProvider
 	client *mcp.ClientOptions
 	// protocol is the client's protocol version ("" for the SDK default,
 	// 2026-07-28).

@@ -206,9 +206,13 @@ func TestToolProposals(t *testing.T) {
 	if len(res.Proposals) != 1 || res.Proposals[0].Type != "demo.vote" || res.Proposals[0].Payload.(map[string]any)["option"] != "yes" {
 		t.Fatalf("proposals %+v", res.Proposals)
 	}
-	// A proposal of a type the plugin did not claim is refused.
+	// A proposal of a type the plugin did not claim is refused, and the
+	// host's plugin.Proposer check says the same.
 	_, err = p.CallTool(ctx(), "propose", json.RawMessage(`{"type":"demo.poll"}`), nil)
 	wantCode(t, err, plugin.CodeNotGranted, "demo.poll")
+	if !p.CanPropose("propose", "demo.vote") || p.CanPropose("propose", "demo.poll") {
+		t.Error("CanPropose disagrees with the description and grants")
+	}
 }
 
 func TestPack(t *testing.T) {
