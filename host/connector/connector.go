@@ -126,9 +126,6 @@ type Connector struct {
 	hosts      map[string]*hostState // by origin
 	hostOrder  []string
 	profiles   map[string]*client.ProfileService // by origin, under profMu
-	// profileHTTP are the HTTP clients made for profile services that are
-	// not hosts, under profMu; Close releases their connections.
-	profileHTTP []*http.Client
 	writeLimit adp.Limits
 	buckets    *rateLimiter
 	cache      *stateCache
@@ -151,6 +148,9 @@ type Connector struct {
 	// not wait for a slow one.
 	submitLocks keyedLocks
 	profMu      sync.Mutex
+	// profileHTTP are the HTTP clients made for profile services that are
+	// not hosts, under profMu; Close releases their connections.
+	profileHTTP []*http.Client
 
 	bgMu     sync.Mutex
 	bgCancel context.CancelFunc
