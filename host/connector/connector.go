@@ -125,7 +125,7 @@ type Connector struct {
 
 	hosts      map[string]*hostState // by origin
 	hostOrder  []string
-	profiles   map[string]*client.ProfileService
+	profiles   map[string]*client.ProfileService // by origin, under profMu
 	writeLimit adp.Limits
 	buckets    *rateLimiter
 	cache      *stateCache
@@ -148,6 +148,9 @@ type Connector struct {
 	// not wait for a slow one.
 	submitLocks keyedLocks
 	profMu      sync.Mutex
+	// profileHTTP are the HTTP clients made for profile services that are
+	// not hosts, under profMu; Close releases their connections.
+	profileHTTP []*http.Client
 
 	bgMu     sync.Mutex
 	bgCancel context.CancelFunc
@@ -314,7 +317,23 @@ func (c *Connector) Close() error {
 		<-done
 	}
 	c.catchUp.stop()
+	c.closeIdleConnections()
 	return c.store.Close()
+}
+
+// closeIdleConnections releases the kept-alive connections of every HTTP
+// client the connector made, so a host sees them closed now rather than
+// when they time out (an HTTP/2 server that shuts down waits up to a second
+// for a client to close its side).
+func (c *Connector) closeIdleConnections() {
+	for _, h := range c.hosts {
+		h.http.CloseIdleConnections()
+	}
+	c.profMu.Lock()
+	defer c.profMu.Unlock()
+	for _, hc := range c.profileHTTP {
+		hc.CloseIdleConnections()
+	}
 }
 
 // host returns a configured host by origin (normalized), or

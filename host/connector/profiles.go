@@ -48,6 +48,9 @@ func (c *Connector) profileService(origin string) (*client.ProfileService, error
 		if err2 != nil {
 			return nil, wrap(err2)
 		}
+		c.profMu.Lock()
+		c.profileHTTP = append(c.profileHTTP, hcl)
+		c.profMu.Unlock()
 		cl, err = client.NewProfileService(norm, hcl, c.opts.Client)
 	}
 	if err != nil {

@@ -92,7 +92,10 @@ func TestCallerCancellationStopsTheGuest(t *testing.T) {
 }
 
 func TestMemoryBombIsCapped(t *testing.T) {
-	p := loadFull(t, plugin.Limits{MemoryBytes: 32 << 20})
+	// The deadline is generous: filling 32 MiB takes well under the default
+	// 2 s on an idle machine but not always under a loaded -race run, and
+	// this test is about the memory cap, not the clock.
+	p := loadFull(t, plugin.Limits{MemoryBytes: 32 << 20, ToolTimeout: 60 * time.Second})
 	_, err := p.CallTool(ctx(), "membomb", nil, nil)
 	wantCode(t, err, plugin.CodeTrap, "out of memory")
 	healthy(t, p)
