@@ -115,6 +115,13 @@ func TestProfilesGetBatches(t *testing.T) {
 	if len(got.Profiles) != 5 || len(got.Missing) != 1 || got.Missing[0] != nobody || got.ProfileService != h.Origin() {
 		t.Fatalf("batch: %+v", got)
 	}
+	// Fetched concurrently, answered in the order asked.
+	for i, doc := range got.Profiles {
+		var d struct{ ID string }
+		if err := json.Unmarshal(doc, &d); err != nil || d.ID != ids[i] {
+			t.Fatalf("profile %d is %q (%v), want %s", i, d.ID, err, ids[i])
+		}
+	}
 	count := func() (batch, history int) {
 		mu.Lock()
 		defer mu.Unlock()

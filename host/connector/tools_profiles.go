@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"apconnect/host/client"
 	"apconnect/host/identity"
@@ -107,25 +108,25 @@ func (c *Connector) ProfilesGet(ctx context.Context, sess SessionID, in Profiles
 		missing bool
 		err     error
 	}
+	// Every id's answer, its error included, is kept in ids order, so the
+	// error returned is the first in that order whatever the timing; no
+	// fetch cancels another.
 	answers := make([]answer, len(ids))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
+	var g errgroup.Group
+	g.SetLimit(maxProfileFetches)
 	for i, id := range ids {
 		eventID, ok := latest[id]
 		if !ok {
 			answers[i].missing = true
 			continue
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			doc, missing, err := c.pinnedProfile(ctx, svc, id, eventID)
 			answers[i] = answer{doc: doc, missing: missing, err: err}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // the errors are in answers
 	out := &ProfilesGetResult{Profiles: []json.RawMessage{}, Missing: []string{}, ProfileService: svc}
 	for i, a := range answers {
 		switch {

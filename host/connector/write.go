@@ -244,19 +244,20 @@ func (c *Connector) write(ctx context.Context, req *writeRequest) (*WriteResult,
 		}
 		qc, _ := adp.QuotaClass(req.typ, st.Room.Types)
 		rate, _ := adp.RateLimit(c.writeLimit, req.typ, st.Room.Types)
-		if wait := c.buckets.take(key, string(qc), rate, now); wait > 0 {
+		unit, wait := c.buckets.take(key, string(qc), rate, now)
+		if wait > 0 {
 			return nil, &Error{Code: CodeRateLimited, Message: fmt.Sprintf("local write budget for %s events in this room is spent; retry in %d ms", qc, wait.Milliseconds()),
 				RetryAfter: wait, Data: map[string]any{"retry_after_ms": wait.Milliseconds(), "local": true}}
 		}
 		sl := c.submitLocks.get(submitKey(h.origin))
 		if err := sl.Lock(ctx); err != nil {
-			c.buckets.refund(key, string(qc))
+			unit.Return()
 			return nil, err
 		}
 		env, obID, err := c.signToOutbox(ctx, store.OutboxRoomEvent, h.origin, req.rr.roomID, base.Seq, ev)
 		if err != nil {
 			sl.Unlock()
-			c.buckets.refund(key, string(qc))
+			unit.Return()
 			return nil, err
 		}
 		rec, err := c.submitRoomEvent(ctx, h, req.rr.roomID, obID, env)
@@ -273,7 +274,7 @@ func (c *Connector) write(ctx context.Context, req *writeRequest) (*WriteResult,
 		errors.As(err, &he)
 		switch hostCode(err) {
 		case adp.CodeRoomHeadMismatch:
-			c.buckets.refund(key, string(qc))
+			unit.Return()
 			if _, serr := c.syncRoom(ctx, h, key, req.rr.roomID, syncOptions{}); serr != nil {
 				return nil, serr
 			}
@@ -292,7 +293,7 @@ func (c *Connector) write(ctx context.Context, req *writeRequest) (*WriteResult,
 				if err := c.applyMaxSeenNonce(ctx, he.MaxSeenNonce); err != nil {
 					return nil, err
 				}
-				c.buckets.refund(key, string(qc))
+				unit.Return()
 				continue
 			}
 		case identity.CodeRateLimited:

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime/debug"
 	"strings"
 
@@ -170,7 +171,13 @@ func register[In, Out any](s *server, m map[string]ToolHandler, sp toolSpec[In, 
 		panic("mcpserver: two handlers for " + sp.name)
 	}
 	m[sp.name] = sp.handler(s)
+	if s.toolIO != nil {
+		s.toolIO[sp.name] = toolIO{in: reflect.TypeFor[In](), out: reflect.TypeFor[Out]()}
+	}
 }
+
+// toolIO is the Go input and result types of one tool.
+type toolIO struct{ in, out reflect.Type }
 
 // roomOf is the syncs function of tools whose input names a room.
 func roomOf(host, roomID string) (string, string, bool) {

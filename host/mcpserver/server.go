@@ -69,6 +69,10 @@ type server struct {
 	perClient map[connector.SessionID]*sessionState
 
 	watch *watcher
+
+	// toolIO, when not nil, receives each tool's Go input and result types
+	// as the handler table is built (the schema consistency test sets it).
+	toolIO map[string]toolIO
 }
 
 // sessionState is what the server keeps per MCP session.
