@@ -193,15 +193,34 @@ func (c *Connector) syncRound(ctx context.Context, h *hostState, key int64, room
 
 // fetchedPage is one history page, prepared, or the error reading it.
 type fetchedPage struct {
+	recs []*adp.Record
 	prep *room.Prepared
 	err  error
 }
 
-// fetchPages reads history pages after after, prepares each (parallel
-// signature checks) and sends them in order; it stops after the last page
-// (an empty page is sent when there was nothing at all), on an error
-// (sent) or when ctx ends.
+// fetchPages reads history pages after after and sends them in order,
+// prepared (the signature checks on every core); it stops after the last
+// page (an empty page is sent when there was nothing at all), on an error
+// (sent) or when ctx ends. Reading, preparing and the caller's applying
+// are three stages: page n+2 is read while n+1 is prepared and n applied.
 func (c *Connector) fetchPages(ctx context.Context, h *hostState, roomID string, after int64, out chan<- fetchedPage) {
+	defer close(out)
+	read := make(chan fetchedPage, 1)
+	go c.readPages(ctx, h, roomID, after, read)
+	for pg := range read {
+		if pg.err == nil {
+			pg.prep = h.proc.Prepare(pg.recs)
+		}
+		select {
+		case out <- pg:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// readPages is the reading stage of fetchPages.
+func (c *Connector) readPages(ctx context.Context, h *hostState, roomID string, after int64, out chan<- fetchedPage) {
 	defer close(out)
 	sent := false
 	for {
@@ -216,9 +235,8 @@ func (c *Connector) fetchPages(ctx context.Context, h *hostState, roomID string,
 		if len(page.Items) == 0 && sent {
 			return
 		}
-		pg := fetchedPage{prep: h.proc.Prepare(page.Items)}
 		select {
-		case out <- pg:
+		case out <- fetchedPage{recs: page.Items}:
 		case <-ctx.Done():
 			return
 		}

@@ -1,7 +1,6 @@
 package room
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -235,19 +234,22 @@ func (p *Processor) precheck(recs []*adp.Record, last int64) ([]error, [][]byte)
 	workers = min(workers, len(idx))
 	check := func(i int) {
 		rec := recs[i]
+		var event []byte
 		if rec.Seq > 1 {
 			if err := rec.Validate(); err != nil {
 				errs[i] = err
 				return
 			}
 			if rec.Envelope != nil {
-				if err := rec.Envelope.Verify(); err != nil {
+				var err error
+				if event, err = rec.Envelope.VerifyCanonical(); err != nil {
 					errs[i] = prefix(err)
 					return
 				}
 			}
 		}
-		raw[i], _ = json.Marshal(rec)
+		// The record's canonical JSON around the event bytes just hashed.
+		raw[i], _ = rec.AppendCanonical(nil, event)
 	}
 	if workers <= 1 {
 		for _, i := range idx {
