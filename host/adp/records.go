@@ -50,20 +50,20 @@ func RecordHash(roomID string, seq int64, preHash, envelopeHash string, accepted
 	// holds it to Canonicalize of the map).
 	var buf [256]byte
 	b := append(buf[:0], `{"accepted_at":`...)
-	b, err := identity.AppendCanonical(b, acceptedAt)
+	b, err := identity.AppendCanonicalInt(b, acceptedAt)
 	if err == nil {
 		b = append(b, `,"envelope_hash":`...)
-		b, _ = identity.AppendCanonical(b, envelopeHash)
+		b = identity.AppendCanonicalString(b, envelopeHash)
 		b = append(b, `,"pre_hash":`...)
 		if preHash == "" {
 			b = append(b, "null"...)
 		} else {
-			b, _ = identity.AppendCanonical(b, preHash)
+			b = identity.AppendCanonicalString(b, preHash)
 		}
 		b = append(b, `,"room_id":`...)
-		b, _ = identity.AppendCanonical(b, roomID)
+		b = identity.AppendCanonicalString(b, roomID)
 		b = append(b, `,"seq":`...)
-		b, err = identity.AppendCanonical(b, seq)
+		b, err = identity.AppendCanonicalInt(b, seq)
 	}
 	if err != nil {
 		return "", newError(CodeInvalidRecord, "", "cannot canonicalize the record hash payload: %v", err)
@@ -265,24 +265,24 @@ func (r *Record) AppendCanonical(b, canonicalEvent []byte) ([]byte, error) {
 		return identity.AppendCanonical(b, r.Value())
 	}
 	b = append(b, `{"accepted_at":`...)
-	b, err := identity.AppendCanonical(b, r.AcceptedAt)
+	b, err := identity.AppendCanonicalInt(b, r.AcceptedAt)
 	if err != nil {
 		return nil, err
 	}
 	b = append(b, `,"envelope":`...)
 	b = r.Envelope.AppendCanonical(b, canonicalEvent)
 	b = append(b, `,"hash":`...)
-	b, _ = identity.AppendCanonical(b, r.Hash)
+	b = identity.AppendCanonicalString(b, r.Hash)
 	b = append(b, `,"pre_hash":`...)
 	if r.PreHash == "" {
 		b = append(b, "null"...)
 	} else {
-		b, _ = identity.AppendCanonical(b, r.PreHash)
+		b = identity.AppendCanonicalString(b, r.PreHash)
 	}
 	b = append(b, `,"room_id":`...)
-	b, _ = identity.AppendCanonical(b, r.RoomID)
+	b = identity.AppendCanonicalString(b, r.RoomID)
 	b = append(b, `,"seq":`...)
-	if b, err = identity.AppendCanonical(b, r.Seq); err != nil {
+	if b, err = identity.AppendCanonicalInt(b, r.Seq); err != nil {
 		return nil, err
 	}
 	return append(b, '}'), nil

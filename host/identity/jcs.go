@@ -40,6 +40,13 @@ func AppendCanonical(b []byte, v any) ([]byte, error) {
 	return appendCanonical(b, v, 0)
 }
 
+// AppendCanonicalString appends the JCS form of a string to b.
+func AppendCanonicalString(b []byte, s string) []byte { return appendCanonicalString(b, s) }
+
+// AppendCanonicalInt appends the JCS form of an integer to b; it fails
+// outside ±(2^53-1).
+func AppendCanonicalInt(b []byte, n int64) ([]byte, error) { return appendCanonicalInt(b, n) }
+
 // CanonicalizeJSON strictly parses a JSON text and returns its JCS form.
 func CanonicalizeJSON(data []byte) ([]byte, error) {
 	v, err := ParseStrict(data)
