@@ -126,11 +126,11 @@ func (p *Processor) ProcessPrepared(st *State, prep *Prepared, opt Options) *Res
 	if st == nil {
 		st = &State{}
 	}
-	res := &Result{State: st}
 	recs, pre, raw := prep.recs, prep.errs, prep.raw
+	res := &Result{State: st, Applied: make([]Applied, 0, len(recs))}
 	work := &State{ActiveTurn: st.ActiveTurn}
 	cloned := false
-	batch := map[int64]string{}
+	batch := make(map[int64]string, len(recs))
 	known := func(seq int64) (string, bool) {
 		if h, ok := batch[seq]; ok {
 			return h, true
@@ -249,7 +249,7 @@ func (p *Processor) precheck(recs []*adp.Record, last int64) ([]error, [][]byte)
 			}
 		}
 		// The record's canonical JSON around the event bytes just hashed.
-		raw[i], _ = rec.AppendCanonical(nil, event)
+		raw[i], _ = rec.AppendCanonical(make([]byte, 0, len(event)+512), event)
 	}
 	if workers <= 1 {
 		for _, i := range idx {
