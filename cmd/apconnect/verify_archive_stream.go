@@ -144,7 +144,7 @@ type archiveStreamer struct {
 
 func newArchiveStreamer(src string, fetched *adp.ArchiveManifest, packs func(a *loadedArchive)) *archiveStreamer {
 	s := &archiveStreamer{a: &loadedArchive{source: src, layout: layoutRecordsOnly, packs: map[string][]byte{}}, fetched: fetched, packs: packs}
-	s.lines = jsonlLines{a: s.a, start: s.start, sink: s.sink}
+	s.lines = jsonlLines{a: s.a, start: s.start, sink: s.sink, sinkChecked: s.sinkChecked, check: true}
 	return s
 }
 
@@ -185,6 +185,15 @@ func (s *archiveStreamer) sink(recs []*adp.Record) error {
 		return nil
 	}
 	return s.st.Add(recs)
+}
+
+// sinkChecked takes the records of one chunk, checked.
+func (s *archiveStreamer) sinkChecked(c *adp.CheckedRecords) error {
+	if s.st == nil {
+		s.held = append(s.held, c.Records()...)
+		return nil
+	}
+	return s.st.AddChecked(c)
 }
 
 // read reads the JSONL from r, at most maxBytes of it (tooLarge is the
@@ -232,13 +241,17 @@ func (s *archiveStreamer) report() *archiveReport {
 	return a.reportOf(s.st.Report(), nil)
 }
 
-// jsonlLines reads archive lines (see parseArchiveJSONL) a chunk at a time,
-// parsing the lines of a chunk on every core and handling them in order.
+// jsonlLines reads archive lines (see parseArchiveJSONL) a chunk at a time:
+// a reader goroutine scans and parses the lines of a chunk on every core —
+// and, with check, runs the records' hash and signature checks too — while
+// the chunk before is handled, in order.
 type jsonlLines struct {
 	a           *loadedArchive
-	start       func()                         // called before the first record is handed over
-	sink        func(recs []*adp.Record) error // takes the records of each chunk, in order
-	line, seen  int
+	start       func()                          // called before the first record is handed over
+	sink        func(recs []*adp.Record) error  // takes the records of each chunk, in order
+	sinkChecked func(*adp.CheckedRecords) error // with check, instead of sink
+	check       bool
+	seen        int
 	haveRecords bool
 }
 
@@ -252,42 +265,68 @@ type parsedLine struct {
 	recErr error       // a record line that is not a valid record
 }
 
+// lineChunk is what the reader goroutine hands over.
+type lineChunk struct {
+	lines   []parsedLine
+	checked *adp.CheckedRecords // the records of lines, checked (with check)
+	last    int                 // the number of the last line read
+	err     error               // the scanner's error, on the last chunk
+}
+
 // read reads every line of r (lines up to maxBytes long).
 func (j *jsonlLines) read(r io.Reader, maxBytes int64) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), int(min(maxBytes+1, int64(^uint(0)>>1))))
-	chunk := make([]parsedLine, 0, archiveChunk)
-	for sc.Scan() {
-		j.line++
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		chunk = append(chunk, parsedLine{n: j.line, text: bytes.Clone(text)})
-		if len(chunk) == archiveChunk {
-			if err := j.handle(chunk); err != nil {
-				return err
+	chunks := make(chan *lineChunk, 1)
+	stop := make(chan struct{})
+	go func() {
+		defer close(chunks)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 0, 64<<10), int(min(maxBytes+1, int64(^uint(0)>>1))))
+		line := 0
+		for more := true; more; {
+			c := &lineChunk{lines: make([]parsedLine, 0, archiveChunk)}
+			for len(c.lines) < archiveChunk {
+				if more = sc.Scan(); !more {
+					break
+				}
+				line++
+				if text := bytes.TrimSpace(sc.Bytes()); len(text) > 0 {
+					c.lines = append(c.lines, parsedLine{n: line, text: bytes.Clone(text)})
+				}
 			}
-			chunk = chunk[:0]
+			c.last = line
+			if !more {
+				c.err = sc.Err()
+			}
+			j.parse(c)
+			select {
+			case chunks <- c:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	var err error
+	last := 0
+	for c := range chunks {
+		if err = j.handle(c); err != nil {
+			break
+		}
+		last = c.last
+		if c.err != nil {
+			j.bad(last+1, adp.CodeInvalidRecord, "%v", c.err)
 		}
 	}
-	if err := j.handle(chunk); err != nil {
-		return err
+	close(stop)
+	for range chunks {
+		// The reader stops at its next chunk.
 	}
-	if err := sc.Err(); err != nil {
-		j.bad(j.line+1, adp.CodeInvalidRecord, "%v", err)
-	}
-	return nil
+	return err
 }
 
-func (j *jsonlLines) bad(line int, code, format string, args ...any) {
-	j.a.problems = append(j.a.problems, adp.Problem{Code: code, Message: fmt.Sprintf("line %d: ", line) + fmt.Sprintf(format, args...)})
-}
-
-// handle parses a chunk's lines in parallel, then takes them in order.
-func (j *jsonlLines) handle(chunk []parsedLine) error {
-	parallelLines(len(chunk), func(i int) {
-		pl := &chunk[i]
+// parse parses the lines of a chunk on every core.
+func (j *jsonlLines) parse(c *lineChunk) {
+	parallelLines(len(c.lines), func(i int) {
+		pl := &c.lines[i]
 		pl.v, pl.err = identity.ParseStrict(pl.text)
 		if obj, ok := pl.v.(map[string]any); ok && pl.err == nil {
 			if _, has := obj["type"]; !has {
@@ -295,6 +334,24 @@ func (j *jsonlLines) handle(chunk []parsedLine) error {
 			}
 		}
 	})
+	if j.check {
+		var recs []*adp.Record
+		for i := range c.lines {
+			if pl := &c.lines[i]; pl.rec != nil && pl.recErr == nil {
+				recs = append(recs, pl.rec)
+			}
+		}
+		c.checked = adp.CheckRecords(recs)
+	}
+}
+
+func (j *jsonlLines) bad(line int, code, format string, args ...any) {
+	j.a.problems = append(j.a.problems, adp.Problem{Code: code, Message: fmt.Sprintf("line %d: ", line) + fmt.Sprintf(format, args...)})
+}
+
+// handle takes a parsed chunk's lines in order.
+func (j *jsonlLines) handle(c *lineChunk) error {
+	chunk := c.lines
 	a := j.a
 	var recs []*adp.Record
 	for i := range chunk {
@@ -364,6 +421,11 @@ func (j *jsonlLines) handle(chunk []parsedLine) error {
 	}
 	if len(recs) == 0 {
 		return nil
+	}
+	if j.check {
+		// Every record of the chunk was taken, in order: they are the
+		// checked records.
+		return j.sinkChecked(c.checked)
 	}
 	return j.sink(recs)
 }

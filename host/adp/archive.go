@@ -168,23 +168,44 @@ func (p *replayer) init(rules *Rules) {
 	}
 }
 
-// precheck runs the state-independent checks of records on every core: the
-// shape and record hash (Validate) and, for signed envelopes, the event hash
-// and signature.
-func precheck(recs []*Record) (valid, signed []error) {
-	valid, signed = make([]error, len(recs)), make([]error, len(recs))
-	parallel(len(recs), func(i int) {
-		valid[i] = recs[i].Validate()
-		if recs[i].Envelope != nil {
-			signed[i] = recs[i].Envelope.Verify()
-		}
-	})
-	return valid, signed
+// CheckedRecords are records whose state-independent checks ran: shape and
+// record hash (Validate) and, for signed envelopes, the event hash and
+// signature. CheckRecords runs them on every core, on any goroutine, so a
+// reader can check the next chunk of an archive while ArchiveStream replays
+// the one before.
+type CheckedRecords struct {
+	recs          []*Record
+	valid, signed []error
 }
 
+// CheckRecords runs the state-independent checks of records (nil records
+// are dropped).
+func CheckRecords(records []*Record) *CheckedRecords {
+	recs := make([]*Record, 0, len(records))
+	for _, rec := range records {
+		if rec != nil {
+			recs = append(recs, rec)
+		}
+	}
+	c := &CheckedRecords{recs: recs, valid: make([]error, len(recs)), signed: make([]error, len(recs))}
+	parallel(len(recs), func(i int) {
+		c.valid[i] = recs[i].Validate()
+		if recs[i].Envelope != nil {
+			c.signed[i] = recs[i].Envelope.Verify()
+		}
+	})
+	return c
+}
+
+// Records returns the checked records.
+func (c *CheckedRecords) Records() []*Record { return c.recs }
+
 // add replays records in ascending seq order (equal seqs are duplicates).
-func (p *replayer) add(recs []*Record) {
-	valid, signed := precheck(recs)
+func (p *replayer) add(recs []*Record) { p.addChecked(CheckRecords(recs)) }
+
+// addChecked is add on checked records.
+func (p *replayer) addChecked(c *CheckedRecords) {
+	recs, valid, signed := c.recs, c.valid, c.signed
 	rep := p.rep
 	for i, rec := range recs {
 		prev := p.prev
@@ -417,11 +438,27 @@ func NewArchiveStream(manifest *ArchiveManifest, packDocs map[string][]byte, opt
 // added before (ErrOutOfOrder, and nothing of recs is added); a repeated
 // seq is reported as a duplicate. Nil records are skipped.
 func (st *ArchiveStream) Add(recs []*Record) error {
+	if err := st.inOrder(recs); err != nil {
+		return err
+	}
+	st.rp.add(recs)
+	return nil
+}
+
+// AddChecked is Add on records checked by CheckRecords.
+func (st *ArchiveStream) AddChecked(c *CheckedRecords) error {
+	if err := st.inOrder(c.recs); err != nil {
+		return err
+	}
+	st.rp.addChecked(c)
+	return nil
+}
+
+func (st *ArchiveStream) inOrder(recs []*Record) error {
 	last := int64(-1)
 	if st.rp.prev != nil {
 		last = st.rp.prev.Seq
 	}
-	kept := recs[:0:0]
 	for _, rec := range recs {
 		if rec == nil {
 			continue
@@ -430,9 +467,7 @@ func (st *ArchiveStream) Add(recs []*Record) error {
 			return ErrOutOfOrder
 		}
 		last = rec.Seq
-		kept = append(kept, rec)
 	}
-	st.rp.add(kept)
 	return nil
 }
 
