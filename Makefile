@@ -12,10 +12,13 @@ BIN       ?= bin
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X main.version=$(VERSION)
 FUZZTIME  ?= 30s
+# staticcheck, run from the module proxy at a pinned version (not a module
+# dependency of apconnect).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHTIME ?= 1s
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')
 
-.PHONY: all build plugins guest-plugins guest-rust guest-c test lint bench fuzz demo clean conformance interop interop-py interop-rust
+.PHONY: all build plugins guest-plugins guest-rust guest-c test test-tools lint bench fuzz demo clean conformance interop interop-py interop-rust
 
 all: build
 
@@ -78,7 +81,8 @@ $(FIRST_PARTY_WASM): $(BIN)/plugins/%.wasm: plugins/% $$(wildcard plugins/$$*/go
 $(EXAMPLE_WASM): $(BIN)/plugins/%.wasm: examples/plugins/% $$(wildcard examples/plugins/$$*/go.mod examples/plugins/$$*/go.sum examples/plugins/$$*/*.go) $(SDK_SRC)
 	$(PLUGIN_BUILD)
 
-## lint: gofmt, go vet and the generated README tool table must be clean
+## lint: gofmt, go vet, staticcheck, go mod tidy, a Windows build and the
+## generated README tool table must be clean
 lint:
 	@unformatted=$$(gofmt -l $(GOFILES)); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
@@ -90,9 +94,15 @@ lint:
 	done
 	$(GO) run ./host/mcpserver/internal/gendocs -check README.md
 	bash -n sdk-guest/rust/build.sh && bash -n sdk-guest/c/build.sh
+	$(GO) mod tidy -diff
+	cd sdk-guest && $(GO) mod tidy -diff
+	$(GO) run $(STATICCHECK) ./...
+	cd sdk-guest && $(GO) run $(STATICCHECK) ./...
+	@echo "GOOS=windows GOARCH=amd64 go build ./... (the non-unix files build)"
+	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./...
 
 ## test: everything CI needs, built from scratch, then the Python interop suite
-test: lint build
+test: lint build test-tools
 	$(GO) test -race -count=1 ./...
 	cd sdk-guest && $(GO) test -race -count=1 ./...
 	$(MAKE) interop-py
@@ -126,6 +136,11 @@ interop-rust: build $(INTEROP_VENV)/installed
 
 ## interop: the whole interop suite, Python and Rust
 interop: interop-py interop-rust
+
+# test-tools: what the tests need besides Go. wat2wasm (WABT) assembles the
+# hostile-plugin corpus; the tests fail, never skip, without it.
+test-tools:
+	@command -v wat2wasm >/dev/null || { echo "make test needs wat2wasm from WABT (Debian/Ubuntu: apt-get install wabt; macOS: brew install wabt)"; exit 1; }
 
 ## conformance: the official MCP conformance suite (npm, installed here with
 ## npm ci) against apconnect serve, at MCP 2025-11-25 and 2026-07-28

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -311,13 +310,5 @@ func callError(t *testing.T, p *plugin.Plugin, tool string, args obj, tc *plugin
 }
 
 // wantItem finds the inbox item about seq.
-func itemAt(items []plugin.InboxItem, seq int64) (plugin.InboxItem, bool) {
-	i := slices.IndexFunc(items, func(it plugin.InboxItem) bool { return it.Seq == seq })
-	if i < 0 {
-		return plugin.InboxItem{}, false
-	}
-	return items[i], true
-}
-
 // lastSeq is the seq of the room's latest record.
 func (r *room) lastSeq() int64 { return r.seq }

@@ -139,7 +139,7 @@ func testReactionsSummary(t *testing.T, p *plugin.Plugin) {
 	}
 
 	// One target, a limit, a partial room.
-	text = call(t, p, r, "summary", obj{"event_id": m2, "host": "https://127.0.0.1:8443"}, &s)
+	call(t, p, r, "summary", obj{"event_id": m2, "host": "https://127.0.0.1:8443"}, &s)
 	if len(s.Targets) != 1 || s.Targets[0].EventID != m2 || s.Reactions != 2 {
 		t.Errorf("filtered %+v", s)
 	}

@@ -1,15 +1,17 @@
 package schemas
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"os"
 	"strings"
 	"testing"
 )
 
 func TestToolsEmbedded(t *testing.T) {
-	entries, err := fs.ReadDir(Tools, ".")
+	entries, err := fs.ReadDir(Tools(), ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +23,7 @@ func TestToolsEmbedded(t *testing.T) {
 			t.Errorf("unexpected entry %q in schemas/tools", name)
 			continue
 		}
-		data, err := fs.ReadFile(Tools, name)
+		data, err := fs.ReadFile(Tools(), name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,8 +42,39 @@ func TestToolsEmbedded(t *testing.T) {
 	if !defs {
 		t.Error("schemas/tools/defs.json is missing")
 	}
-	if tools != 27 {
-		t.Errorf("found %d tool files, want 27", tools)
+	if tools != 33 {
+		t.Errorf("found %d tool files, want 33", tools)
+	}
+}
+
+// The protocol schemas are the reference SDK 0.12.6's; the ADP one is also
+// the kernel schema host/adp enforces, and both copies must stay the same.
+func TestProtocolSchemas(t *testing.T) {
+	for _, p := range []string{"agent-discourse/1.0", "agent-profile/1.0"} {
+		data, err := ProtocolSchema(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if _, ok := doc["$defs"].(map[string]any); !ok {
+			t.Errorf("%s: no $defs", p)
+		}
+	}
+	for _, p := range []string{"agent-mail/1.0", "agent-discourse", "../x/1.0", ""} {
+		if _, err := ProtocolSchema(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("ProtocolSchema(%q) = %v, want not-exist", p, err)
+		}
+	}
+	kernel, err := os.ReadFile("../host/adp/kernel/1.0.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, _ := ProtocolSchema("agent-discourse/1.0")
+	if !bytes.Equal(kernel, ours) {
+		t.Error("schemas/protocols/agent-discourse-1.0.schema.json differs from host/adp/kernel/1.0.schema.json")
 	}
 }
 
@@ -49,7 +82,7 @@ func TestConfigSchema(t *testing.T) {
 	data, err := ConfigSchema()
 	if errors.Is(err, fs.ErrNotExist) {
 		// Written by another component; its absence must not break the build.
-		if _, statErr := fs.Stat(FS, ConfigSchemaFile); !errors.Is(statErr, fs.ErrNotExist) {
+		if _, statErr := fs.Stat(FS(), ConfigSchemaFile); !errors.Is(statErr, fs.ErrNotExist) {
 			t.Fatalf("ConfigSchema reports not-exist but Stat says %v", statErr)
 		}
 		return

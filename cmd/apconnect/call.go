@@ -14,6 +14,7 @@ import (
 
 	"apconnect/host/connector"
 	"apconnect/host/mcpserver"
+	"apconnect/host/toolcatalog"
 )
 
 // maxCallInput bounds the JSON arguments read from stdin.
@@ -144,11 +145,11 @@ func listTools(ctx context.Context, e *env, cs *mcp.ClientSession, asJSON bool) 
 	fmt.Fprintln(tw, "TOOL\tKIND\tWHAT IT DOES")
 	for _, t := range res.Tools {
 		kind := "plugin"
-		if info, ok := mcpserver.Info(t.Name); ok {
+		if info, ok := toolcatalog.Info(t.Name); ok {
 			kind = info.Access.Label()
 		}
 		what := t.Title
-		if info, ok := mcpserver.Info(t.Name); ok {
+		if info, ok := toolcatalog.Info(t.Name); ok {
 			what, _, _ = strings.Cut(info.Description, ". ")
 			what = strings.TrimSuffix(what, ".")
 		}
@@ -159,8 +160,8 @@ func listTools(ctx context.Context, e *env, cs *mcp.ClientSession, asJSON bool) 
 
 // callTool calls one tool and prints its result.
 func callTool(ctx context.Context, e *env, cs *mcp.ClientSession, name string, args json.RawMessage) error {
-	if _, ok := mcpserver.Info(name); !ok && !strings.HasPrefix(name, "agent_protocols_") {
-		if _, ok := mcpserver.Info("agent_protocols_" + name); ok {
+	if _, ok := toolcatalog.Info(name); !ok && !strings.HasPrefix(name, "agent_protocols_") {
+		if _, ok := toolcatalog.Info("agent_protocols_" + name); ok {
 			name = "agent_protocols_" + name
 		}
 	}

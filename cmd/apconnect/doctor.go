@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/x509"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"apconnect/host/config"
 	"apconnect/host/keystore"
 	"apconnect/host/pluginhost"
+	"apconnect/host/termsafe"
 )
 
 // checkStatus is the outcome of one doctor check.
@@ -68,9 +68,7 @@ Warnings, such as an unencrypted development key, do not fail the run.`,
 				}
 				cs := runDoctor(ctx, *home, *timeout)
 				if *asJSON {
-					enc := json.NewEncoder(e.stdout)
-					enc.SetIndent("", "  ")
-					if err := enc.Encode(cs); err != nil {
+					if err := writeSafeJSON(e.stdout, cs); err != nil {
 						return err
 					}
 				} else {
@@ -223,12 +221,16 @@ func profilePool(cfg *config.Config, origin string) *x509.CertPool {
 	return pool
 }
 
+// printChecks prints the table. Names and details carry text from the
+// config, the home, plugins and remote hosts, escaped for the terminal: a
+// plugin's error message must not paint "All checks passed." over its own
+// FAIL row.
 func printChecks(w io.Writer, cs checks) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHECK\tSTATUS\tDETAIL")
 	fails, warns := 0, 0
 	for _, c := range cs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, c.Status, c.Detail)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Escape(c.Name), c.Status, termsafe.Escape(c.Detail))
 		switch c.Status {
 		case statusFail:
 			fails++

@@ -46,15 +46,6 @@ func identityInfo(c *config.Config, name string) (*config.Identity, *keystore.In
 	return id, info, nil
 }
 
-// loadKey decrypts an identity's key with the usual passphrase sources.
-func loadKey(c *config.Config, id *config.Identity) (*keystore.Key, error) {
-	pf := ""
-	if id.PassphraseFile != "" {
-		pf = c.Resolve(id.PassphraseFile)
-	}
-	return keystore.Load(c.Resolve(id.KeyFile), keystore.DefaultPassphraseSource(pf))
-}
-
 // relTo shows p relative to base when it is inside it.
 func relTo(base, p string) string {
 	if r, err := filepath.Rel(base, p); err == nil && !filepath.IsAbs(r) && r != ".." && len(r) > 0 && r[0] != '.' {

@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 
 	"apconnect/host/hub"
-	"apconnect/host/hub/discourse"
-	"apconnect/host/hub/hubdb"
 )
 
 // defaultHubListen is the hub's default address: fixed, so a config written
@@ -110,15 +108,7 @@ func runRedact(ctx context.Context, e *env, dataFlag string, args []string) erro
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(filepath.Join(dir, hubdb.FileName)); err != nil {
-		return fmt.Errorf("no hub database in %s: %w", dir, err)
-	}
-	db, err := hubdb.Open(ctx, dir)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	res, err := discourse.Redact(ctx, db, *room, *seq)
+	res, err := hub.Redact(ctx, dir, *room, *seq)
 	if err != nil {
 		return fmt.Errorf("redact %s seq %d: %w", *room, *seq, err)
 	}

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"apconnect/host/termsafe"
 )
 
 // env is what a command may touch of the outside world. Tests build their
@@ -107,10 +109,12 @@ func run(ctx context.Context, e *env, args []string) int {
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.As(err, &ue):
-		fmt.Fprintf(e.stderr, "apconnect %s: %s\nusage: apconnect %s\n", c.name, ue.msg, c.usage)
+		fmt.Fprintf(e.stderr, "apconnect %s: %s\nusage: apconnect %s\n", c.name, termsafe.Escape(ue.msg), c.usage)
 		return 2
 	default:
-		fmt.Fprintf(e.stderr, "apconnect %s: %v\n", c.name, err)
+		// Errors carry text from plugins, hosts and files: escaped for
+		// the terminal.
+		fmt.Fprintf(e.stderr, "apconnect %s: %s\n", c.name, termsafe.Lines(err.Error()))
 		return 1
 	}
 }

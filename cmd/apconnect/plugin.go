@@ -1,6 +1,7 @@
 package main
 
 import (
+	"apconnect/host/text"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 
 	"apconnect/host/config"
 	"apconnect/host/plugin"
+	"apconnect/host/termsafe"
 )
 
 func init() {
@@ -166,12 +168,21 @@ func runInspect(ctx context.Context, e *env, o *inspectOptions, file string) err
 		out.Grants = []string{}
 	}
 	if o.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return writeSafeJSON(e.stdout, out)
 	}
 	printInspection(e.stdout, &out)
 	return nil
+}
+
+// writeSafeJSON writes v as indented JSON in which no character a terminal
+// acts on is left raw (termsafe.JSON): the output often goes to one.
+func writeSafeJSON(w io.Writer, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(termsafe.JSON(data), '\n'))
+	return err
 }
 
 // pluginCacheDir is the default compilation cache: $XDG_CACHE_HOME (as the
@@ -188,27 +199,33 @@ func pluginCacheDir(e *env) string {
 	return filepath.Join(base, "apconnect", "plugins")
 }
 
+// printInspection prints what the plugin says about itself. All of it is
+// the plugin's (or the file system's) text and is escaped for the
+// terminal: a description ending in ESC [8m must not hide the grants the
+// operator is about to give.
 func printInspection(w io.Writer, in *inspection) {
 	d := in.Description
-	fmt.Fprintf(w, "Plugin %s %s (plugin ABI %d)\n", d.Name, d.Version, d.ABIVersion)
+	esc := termsafe.Escape
+	list := func(l []string) string { return esc(listOrNone(l)) }
+	fmt.Fprintf(w, "Plugin %s %s (plugin ABI %d)\n", esc(d.Name), esc(d.Version), d.ABIVersion)
 	if d.Description != "" {
-		fmt.Fprintf(w, "  %s\n", d.Description)
+		fmt.Fprintf(w, "  %s\n", esc(d.Description))
 	}
-	fmt.Fprintf(w, "\nFile      %s (%s)\n", in.Path, byteSize(in.Size))
+	fmt.Fprintf(w, "\nFile      %s (%s)\n", esc(in.Path), byteSize(in.Size))
 	fmt.Fprintf(w, "SHA-256   %s\n\n", in.SHA256)
-	fmt.Fprintf(w, "Validates %s\n", listOrNone(d.Validates))
-	fmt.Fprintf(w, "Watches   %s\n", listOrNone(d.Watches))
-	fmt.Fprintf(w, "Proposes  %s\n", listOrNone(d.Proposes))
+	fmt.Fprintf(w, "Validates %s\n", list(d.Validates))
+	fmt.Fprintf(w, "Watches   %s\n", list(d.Watches))
+	fmt.Fprintf(w, "Proposes  %s\n", list(d.Proposes))
 	if len(d.Tools) == 0 {
 		fmt.Fprintf(w, "Tools     none\n")
 	} else {
 		fmt.Fprintf(w, "Tools\n")
 		width := 0
 		for _, t := range d.Tools {
-			width = max(width, len(t.MCPName))
+			width = max(width, len(esc(t.MCPName)))
 		}
 		for _, t := range d.Tools {
-			fmt.Fprintf(w, "  %-*s  %s\n", width, t.MCPName, firstLine(t.Description, 90))
+			fmt.Fprintf(w, "  %-*s  %s\n", width, esc(t.MCPName), esc(firstLine(t.Description, 90)))
 		}
 	}
 	if len(d.Packs) == 0 {
@@ -220,10 +237,10 @@ func printInspection(w io.Writer, in *inspection) {
 			for _, t := range p.Types {
 				types = append(types, t.Type+" ("+t.Kind+")")
 			}
-			fmt.Fprintf(w, "  %s  %s\n", p.ID(), strings.Join(types, ", "))
+			fmt.Fprintf(w, "  %s  %s\n", esc(p.ID()), esc(strings.Join(types, ", ")))
 		}
 	}
-	fmt.Fprintf(w, "\nGrants it needs: %s\n", listOrNone(in.Grants))
+	fmt.Fprintf(w, "\nGrants it needs: %s\n", list(in.Grants))
 	fmt.Fprintf(w, "\nTo enable it, add this entry to config.toml:\n\n%s", in.Config)
 }
 
@@ -249,7 +266,10 @@ func configEntry(ins *plugin.Inspection) string {
 	return b.String()
 }
 
-// tomlString quotes s as a TOML basic string.
+// tomlString quotes s as a TOML basic string. Controls and the characters
+// termsafe escapes (C1 controls, bidirectional and other format
+// characters) are written as TOML escapes, so the entry is safe to print
+// and means the same.
 func tomlString(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
@@ -258,7 +278,9 @@ func tomlString(s string) string {
 		case r == '"' || r == '\\':
 			b.WriteByte('\\')
 			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
+		case r > 0xffff && termsafe.Escape(string(r)) != string(r):
+			fmt.Fprintf(&b, `\U%08X`, r)
+		case r < 0x20 || r == 0x7f || termsafe.Escape(string(r)) != string(r):
 			fmt.Fprintf(&b, `\u%04X`, r)
 		default:
 			b.WriteRune(r)
@@ -275,14 +297,17 @@ func listOrNone(list []string) string {
 	return strings.Join(list, ", ")
 }
 
-// firstLine is the first line of s, cut to n characters.
+// firstLine is the first line of s, cut to n characters; "…" marks a cut
+// or more lines.
 func firstLine(s string, n int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s, rest, more := strings.Cut(strings.TrimSpace(s), "\n")
 	if utf8.RuneCountInString(s) <= n {
+		if more && strings.TrimSpace(rest) != "" {
+			return strings.TrimSpace(s) + " …"
+		}
 		return s
 	}
-	r := []rune(s)
-	return strings.TrimSpace(string(r[:n-1])) + "…"
+	return text.Truncate(strings.TrimSpace(s), n)
 }
 
 func byteSize(n int) string {

@@ -145,11 +145,11 @@ func runPluginCall(ctx context.Context, e *env, o *callOptions, file, op string)
 	if err != nil {
 		return err
 	}
-	input, err := io.ReadAll(io.LimitReader(e.stdin, int64(plugin.DefaultLimits.MaxInputBytes)+1))
+	input, err := io.ReadAll(io.LimitReader(e.stdin, int64(plugin.DefaultLimits().MaxInputBytes)+1))
 	if err != nil {
 		return fmt.Errorf("read the envelope from stdin: %w", err)
 	}
-	if len(input) > plugin.DefaultLimits.MaxInputBytes {
+	if len(input) > plugin.DefaultLimits().MaxInputBytes {
 		return usageError{"the envelope on stdin is larger than the 2 MiB input cap"}
 	}
 	input = bytes.TrimSpace(input)

@@ -1,6 +1,7 @@
 package adp
 
 import (
+	"apconnect/host/text"
 	"cmp"
 	"errors"
 	"fmt"
@@ -230,7 +231,7 @@ func (p *replayer) addChecked(c *CheckedRecords) {
 			}
 		}
 		if rec.RoomID != rep.RoomID {
-			rep.add(rec.Seq, newError(CodeChainBroken, "/room_id", "record belongs to room %q, not %q", truncate(rec.RoomID, 64), rep.RoomID))
+			rep.add(rec.Seq, newError(CodeChainBroken, "/room_id", "record belongs to room %q, not %q", text.Truncate(rec.RoomID, 64), rep.RoomID))
 		}
 		if err := valid[i]; err != nil {
 			rep.add(rec.Seq, err)
@@ -487,7 +488,7 @@ func (st *ArchiveStream) Report() *ArchiveReport {
 		bad(CodeInvalidRequest, "/type", "manifest type must be \"room.archive\"")
 	}
 	if manifest.RoomID != rep.RoomID {
-		bad(CodeChainBroken, "/room_id", "manifest room_id %q differs from the records' room %q", truncate(manifest.RoomID, 64), rep.RoomID)
+		bad(CodeChainBroken, "/room_id", "manifest room_id %q differs from the records' room %q", text.Truncate(manifest.RoomID, 64), rep.RoomID)
 	}
 	if uerr != nil || u.Scheme != "https" || !strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/"+manifest.RoomID) {
 		bad(CodeInvalidRequest, "/url", "manifest url must be the https room URL ending in /%s", manifest.RoomID)
@@ -501,7 +502,7 @@ func (st *ArchiveStream) Report() *ArchiveReport {
 	// ParseArchiveManifest has required formats.jsonl; a manifest built in
 	// code may leave it out.
 	if jsonl, ok := manifest.Formats["jsonl"]; ok && host != "" && !onOrigin(jsonl, host) {
-		bad(CodeInvalidRequest, "/formats/jsonl", "formats.jsonl %q is not on the host origin %s", truncate(jsonl, 200), host)
+		bad(CodeInvalidRequest, "/formats/jsonl", "formats.jsonl %q is not on the host origin %s", text.Truncate(jsonl, 200), host)
 	}
 	mp = append(mp, verifyArchivedPacks(manifest, st.rp.packRec, st.packDocs, host, &st.opts, st.rp.rules)...)
 	rep.Problems = append(mp, rep.Problems...)
@@ -525,24 +526,24 @@ func verifyArchivedPacks(manifest *ArchiveManifest, records []*Record, packDocs 
 		ptr := fmt.Sprintf("/packs/%d", i)
 		if d, dup := listed[p.Pack]; dup {
 			if d != p.Digest {
-				bad(ptr, "pack %s is listed twice with different digests", truncate(p.Pack, 200))
+				bad(ptr, "pack %s is listed twice with different digests", text.Truncate(p.Pack, 200))
 			}
 			continue
 		}
 		listed[p.Pack] = p.Digest
 		if d, ok := signed[p.Pack]; ok && d != p.Digest {
-			bad(ptr+"/digest", "the archived digest of %s differs from the digest its signed import carries", truncate(p.Pack, 200))
+			bad(ptr+"/digest", "the archived digest of %s differs from the digest its signed import carries", text.Truncate(p.Pack, 200))
 		}
 		if host != "" && !onOrigin(p.URL, host) {
-			bad(ptr+"/url", "pack URL %q is not on the host origin %s", truncate(p.URL, 200), host)
+			bad(ptr+"/url", "pack URL %q is not on the host origin %s", text.Truncate(p.URL, 200), host)
 		}
 		doc, ok := packDocs[p.Pack]
 		if !ok {
-			bad(ptr, "the document of pack %s was not provided", truncate(p.Pack, 200))
+			bad(ptr, "the document of pack %s was not provided", text.Truncate(p.Pack, 200))
 			continue
 		}
 		if err := VerifyPackDigest(doc, p.Digest); err != nil {
-			bad(ptr+"/digest", "pack %s: %s", truncate(p.Pack, 200), AsError(err).Message)
+			bad(ptr+"/digest", "pack %s: %s", text.Truncate(p.Pack, 200), AsError(err).Message)
 			continue
 		}
 		if err := packHasID(doc, p.Pack, rules); err != nil {
@@ -552,7 +553,7 @@ func verifyArchivedPacks(manifest *ArchiveManifest, records []*Record, packDocs 
 	if !opts.SelfContained {
 		for _, u := range sortedKeys(signed) {
 			if d, ok := listed[u]; !ok || d != signed[u] {
-				bad("/packs", "the archive does not list the external pack %s its records import", truncate(u, 200))
+				bad("/packs", "the archive does not list the external pack %s its records import", text.Truncate(u, 200))
 			}
 		}
 	}
@@ -571,7 +572,7 @@ func packHasID(doc []byte, id string, rules *Rules) error {
 			return nil
 		}
 	}
-	return newError(CodePackUnavailable, "", "archived pack identity mismatch: the document at %s holds no pack with that id", truncate(id, 200))
+	return newError(CodePackUnavailable, "", "archived pack identity mismatch: the document at %s holds no pack with that id", text.Truncate(id, 200))
 }
 
 // ReferencedPacks returns the external packs the signed room.create and
@@ -603,7 +604,7 @@ func ReferencedPacks(records []*Record) (map[string]string, []Problem) {
 			}
 			if old, seen := refs[u]; seen && old != d {
 				problems = append(problems, Problem{Seq: rec.Seq, Code: CodePackUnavailable, Pointer: "/envelope/event/payload",
-					Message: fmt.Sprintf("pack %s is imported with two digests; conflicting external pack versions need separate pack URLs", truncate(u, 200))})
+					Message: fmt.Sprintf("pack %s is imported with two digests; conflicting external pack versions need separate pack URLs", text.Truncate(u, 200))})
 				continue
 			}
 			refs[u] = d

@@ -1,6 +1,10 @@
 package adp
 
-import "strconv"
+import (
+	"strconv"
+
+	"apconnect/host/text"
+)
 
 // Link is a chain position: the seq and record hash of one record. The zero
 // Link is the position before a room's first record.
@@ -20,7 +24,7 @@ func CheckLink(roomID string, prev Link, rec *Record) error {
 		return err
 	}
 	if roomID != "" && rec.RoomID != roomID {
-		return newError(CodeChainBroken, "/room_id", "record belongs to room %q, not %q", truncate(rec.RoomID, 64), roomID)
+		return newError(CodeChainBroken, "/room_id", "record belongs to room %q, not %q", text.Truncate(rec.RoomID, 64), roomID)
 	}
 	if rec.Seq != prev.Seq+1 {
 		return newError(CodeChainBroken, "/seq", "record seq %d does not follow seq %d", rec.Seq, prev.Seq)

@@ -1,6 +1,7 @@
 package adp
 
 import (
+	"apconnect/host/text"
 	"context"
 	"fmt"
 	"mime"
@@ -215,7 +216,7 @@ func checkPayloadSize(l Limits, typ string, def *TypeDef, payload any) error {
 		return newError(CodeInvalidEvent, "/event/payload", "cannot canonicalize the payload: %v", err)
 	}
 	if n > limit {
-		e := newError(CodePayloadTooLarge, "/event/payload", "payload is %d bytes; at most %d are allowed for %s", n, limit, truncate(typ, 80))
+		e := newError(CodePayloadTooLarge, "/event/payload", "payload is %d bytes; at most %d are allowed for %s", n, limit, text.Truncate(typ, 80))
 		e.Data = map[string]any{"size": int64(n), "limit": int64(limit)}
 		return e
 	}

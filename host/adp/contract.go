@@ -1,6 +1,7 @@
 package adp
 
 import (
+	"apconnect/host/text"
 	"context"
 	"fmt"
 	"slices"
@@ -142,7 +143,7 @@ func checkCreateHost(d dialect, host, hostOrigin, at string) error {
 			return nil
 		}
 	}
-	return newError(CodeHostMismatch, at, "room.create names host %s, not this host (%s)", truncate(host, 100), truncate(hostOrigin, 100))
+	return newError(CodeHostMismatch, at, "room.create names host %s, not this host (%s)", text.Truncate(host, 100), text.Truncate(hostOrigin, 100))
 }
 
 // contractUpdate is a checked room.update payload: present fields only.

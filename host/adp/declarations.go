@@ -1,6 +1,7 @@
 package adp
 
 import (
+	"apconnect/host/text"
 	"context"
 	"fmt"
 	"slices"
@@ -62,7 +63,7 @@ func parseDeclaration(dl dialect, v any, pointer string) (*Declaration, error) {
 		seen := map[string]bool{}
 		for i, t := range types {
 			if s, ok := t.(string); ok && seen[s] {
-				return nil, newError(CodeTypeConflict, fmt.Sprintf("%s/types/%d", pointer, i), "the subset names %q twice", truncate(s, 80))
+				return nil, newError(CodeTypeConflict, fmt.Sprintf("%s/types/%d", pointer, i), "the subset names %q twice", text.Truncate(s, 80))
 			}
 			if s, ok := t.(string); ok {
 				seen[s] = true
@@ -148,7 +149,7 @@ func (r *Rules) materialize(ctx context.Context, dl dialect, d *Declaration, poi
 	case d.Use != "":
 		p, ok := RegisteredPack(d.Use)
 		if !ok {
-			return nil, newError(CodePackUnavailable, pointer+"/use", "%q is not a registered pack of this host", truncate(d.Use, 80))
+			return nil, newError(CodePackUnavailable, pointer+"/use", "%q is not a registered pack of this host", text.Truncate(d.Use, 80))
 		}
 		pool = p.Types
 		for i := range pool {
@@ -178,7 +179,7 @@ func (r *Rules) materialize(ctx context.Context, dl dialect, d *Declaration, poi
 				}
 			}
 		default:
-			return nil, newError(CodePackUnavailable, pointer+"/pack", "the pack document has no pack whose id is the import URL %s", truncate(d.Pack.URL, 200))
+			return nil, newError(CodePackUnavailable, pointer+"/pack", "the pack document has no pack whose id is the import URL %s", text.Truncate(d.Pack.URL, 200))
 		}
 		imp.Pack, imp.Digest = d.Pack.URL, d.Pack.Digest
 	default:
@@ -193,12 +194,12 @@ func (r *Rules) materialize(ctx context.Context, dl dialect, d *Declaration, poi
 	}
 	for i, name := range d.Types {
 		if !seen[name] {
-			return nil, newError(CodeTypeConflict, fmt.Sprintf("%s/types/%d", pointer, i), "the pack does not define %q", truncate(name, 80))
+			return nil, newError(CodeTypeConflict, fmt.Sprintf("%s/types/%d", pointer, i), "the pack does not define %q", text.Truncate(name, 80))
 		}
 	}
 	for _, name := range sortedKeys(d.Overrides) {
 		if !seen[name] || (d.Types != nil && !slices.Contains(d.Types, name)) {
-			return nil, newError(CodeTypeConflict, pointer+"/overrides/"+escapePointer(name), "the override names %q, which this import does not bring", truncate(name, 80))
+			return nil, newError(CodeTypeConflict, pointer+"/overrides/"+text.EscapePointer(name), "the override names %q, which this import does not bring", text.Truncate(name, 80))
 		}
 	}
 	var defs []TypeDef

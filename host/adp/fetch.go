@@ -1,6 +1,7 @@
 package adp
 
 import (
+	"apconnect/host/text"
 	"context"
 	"errors"
 	"fmt"
@@ -53,7 +54,7 @@ const (
 func (f *HTTPSPackFetcher) ResolvePack(ctx context.Context, ref PackRef) ([]byte, error) {
 	u, err := url.Parse(ref.URL)
 	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Opaque != "" {
-		return nil, newError(CodePackUnavailable, "", "pack URL %q must be an absolute https URL without user info", truncate(ref.URL, 200))
+		return nil, newError(CodePackUnavailable, "", "pack URL %q must be an absolute https URL without user info", text.Truncate(ref.URL, 200))
 	}
 	client, err := f.httpClient(u)
 	if err != nil {
@@ -77,11 +78,11 @@ func (f *HTTPSPackFetcher) ResolvePack(ctx context.Context, ref PackRef) ([]byte
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, &Error{Code: CodePackUnavailable, Message: fmt.Sprintf("fetching pack %s: %v", truncate(ref.URL, 200), err), Err: err}
+		return nil, &Error{Code: CodePackUnavailable, Message: fmt.Sprintf("fetching pack %s: %v", text.Truncate(ref.URL, 200), err), Err: err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, newError(CodePackUnavailable, "", "fetching pack %s: HTTP status %d", truncate(ref.URL, 200), resp.StatusCode)
+		return nil, newError(CodePackUnavailable, "", "fetching pack %s: HTTP status %d", text.Truncate(ref.URL, 200), resp.StatusCode)
 	}
 	max := f.MaxSize
 	if max <= 0 {
@@ -92,7 +93,7 @@ func (f *HTTPSPackFetcher) ResolvePack(ctx context.Context, ref PackRef) ([]byte
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	if err != nil {
-		return nil, &Error{Code: CodePackUnavailable, Message: fmt.Sprintf("reading pack %s: %v", truncate(ref.URL, 200), err), Err: err}
+		return nil, &Error{Code: CodePackUnavailable, Message: fmt.Sprintf("reading pack %s: %v", text.Truncate(ref.URL, 200), err), Err: err}
 	}
 	if int64(len(body)) > max {
 		return nil, newError(CodePackUnavailable, "", "pack document exceeds %d bytes", max)
@@ -152,7 +153,7 @@ func (f *HTTPSPackFetcher) httpClient(u *url.URL) (*http.Client, error) {
 			return errors.New("redirect to a non-https URL refused")
 		}
 		if req.URL.Scheme+"://"+req.URL.Host != origin {
-			return fmt.Errorf("redirect to another origin (%s) refused", truncate(req.URL.Host, 100))
+			return fmt.Errorf("redirect to another origin (%s) refused", text.Truncate(req.URL.Host, 100))
 		}
 		return nil
 	}
@@ -169,18 +170,18 @@ func checkPackHost(ctx context.Context, host string, guarded bool) error {
 		return nil
 	}
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return newError(CodePackUnavailable, "", "pack host %s is not a public address", truncate(host, 100))
+		return newError(CodePackUnavailable, "", "pack host %s is not a public address", text.Truncate(host, 100))
 	}
 	if guarded {
 		return nil
 	}
 	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 	if err != nil {
-		return &Error{Code: CodePackUnavailable, Message: fmt.Sprintf("resolving pack host %s: %v", truncate(host, 100), err), Err: err}
+		return &Error{Code: CodePackUnavailable, Message: fmt.Sprintf("resolving pack host %s: %v", text.Truncate(host, 100), err), Err: err}
 	}
 	for _, a := range addrs {
 		if !publicAddr(a) {
-			return newError(CodePackUnavailable, "", "pack host %s resolves to non-public address %s", truncate(host, 100), a)
+			return newError(CodePackUnavailable, "", "pack host %s resolves to non-public address %s", text.Truncate(host, 100), a)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package adp
 
 import (
+	"apconnect/host/text"
 	"fmt"
 	"strconv"
 	"strings"
@@ -72,7 +73,7 @@ func ClassOf(typ string, reg Registry) (Class, error) {
 	if def, ok := reg.Lookup(typ); ok {
 		return KindClass(def.Kind), nil
 	}
-	return "", newError(CodeTypeNotDefined, "/event/type", "event type %q is not in the room's type registry", truncate(typ, 80))
+	return "", newError(CodeTypeNotDefined, "/event/type", "event type %q is not in the room's type registry", text.Truncate(typ, 80))
 }
 
 // CheckBase applies the freshness rule of class to a base (5.1), in the
@@ -90,7 +91,7 @@ func ClassOf(typ string, reg Registry) (Class, error) {
 func CheckBase(class Class, head Link, lastSeq int64, base Link, anchor func(seq int64) (string, bool), trustUnknown bool) error {
 	seq, hash := base.Seq, base.Hash
 	mismatch := func(why string) error {
-		e := newError(CodeBaseRecordMismatch, "/event/base_hash", "base_seq %d / base_hash %s %s", seq, truncate(hash, 43), why)
+		e := newError(CodeBaseRecordMismatch, "/event/base_hash", "base_seq %d / base_hash %s %s", seq, text.Truncate(hash, 43), why)
 		e.Data = map[string]any{"base_seq": seq, "base_hash": hash}
 		return e
 	}
@@ -149,7 +150,7 @@ func QuotaClass(typ string, reg Registry) (Kind, error) {
 	if def, ok := reg.Lookup(typ); ok {
 		return def.Kind, nil
 	}
-	return "", newError(CodeTypeNotDefined, "/event/type", "event type %q is not in the room's type registry", truncate(typ, 80))
+	return "", newError(CodeTypeNotDefined, "/event/type", "event type %q is not in the room's type registry", text.Truncate(typ, 80))
 }
 
 // RateLimit returns the per-agent events-per-minute quota for an event type:

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"strconv"
-	"strings"
 
 	"apconnect/host/identity"
 )
@@ -18,14 +17,6 @@ func jsonError(err error, prefix, code string) *Error {
 		return &Error{Code: code, Pointer: prefix + je.Pointer, Message: je.Reason, Err: err}
 	}
 	return &Error{Code: code, Pointer: prefix, Message: err.Error(), Err: err}
-}
-
-// escapePointer escapes one RFC 6901 reference token.
-func escapePointer(s string) string {
-	if !strings.ContainsAny(s, "~/") {
-		return s
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 // fieldString reads a required non-empty string member.

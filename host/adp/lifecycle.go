@@ -1,5 +1,7 @@
 package adp
 
+import "apconnect/host/text"
+
 // RoomStatus is a room state (7).
 type RoomStatus string
 
@@ -51,7 +53,7 @@ func stateAllows(s RoomStatus, typ string) error {
 		if b, ok := builtinTypes[typ]; ok && b.scheduled {
 			return nil
 		}
-		return newError(CodeRoomNotActive, "", "a scheduled room does not accept %s", truncate(typ, 80))
+		return newError(CodeRoomNotActive, "", "a scheduled room does not accept %s", text.Truncate(typ, 80))
 	case RoomActive:
 		if typ == TypeRoomCancel {
 			return newError(CodeRoomNotActive, "", "room.cancel applies only to scheduled rooms; close an active room with room.close")

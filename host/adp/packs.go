@@ -1,6 +1,7 @@
 package adp
 
 import (
+	"apconnect/host/text"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -203,7 +204,7 @@ type StaticPacks map[string][]byte
 func (s StaticPacks) ResolvePack(_ context.Context, ref PackRef) ([]byte, error) {
 	b, ok := s[ref.URL]
 	if !ok {
-		return nil, newError(CodePackUnavailable, "", "pack document %s is not available", truncate(ref.URL, 200))
+		return nil, newError(CodePackUnavailable, "", "pack document %s is not available", text.Truncate(ref.URL, 200))
 	}
 	return b, nil
 }
@@ -225,7 +226,7 @@ func VerifyPackDigest(data []byte, digest string) error {
 		return newError(CodePackUnavailable, "", "a pack digest is the 43-character base64url SHA3-256 of the document")
 	}
 	if PackDigest(data) != digest {
-		return newError(CodePackUnavailable, "", "pack document does not match its digest %s", truncate(digest, 80))
+		return newError(CodePackUnavailable, "", "pack document does not match its digest %s", text.Truncate(digest, 80))
 	}
 	return nil
 }
@@ -247,10 +248,10 @@ func verifyPackDigestAs(d dialect, data []byte, digest string) error {
 	case "sha3-256":
 		sum = sha3.Sum256(data)
 	default:
-		return newError(CodePackUnavailable, "", "unsupported digest algorithm %q", truncate(alg, 40))
+		return newError(CodePackUnavailable, "", "unsupported digest algorithm %q", text.Truncate(alg, 40))
 	}
 	if identity.EncodeBase64URL(sum[:]) != enc {
-		return newError(CodePackUnavailable, "", "pack document does not match its digest %s", truncate(digest, 80))
+		return newError(CodePackUnavailable, "", "pack document does not match its digest %s", text.Truncate(digest, 80))
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package adp
 
 import (
+	"apconnect/host/text"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -35,7 +36,7 @@ func compilePortable(p string) (*regexp.Regexp, error) {
 	}
 	re, err := regexp.Compile(g)
 	if err != nil {
-		return nil, fmt.Errorf("pattern %q: %v", truncate(p, 80), strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		return nil, fmt.Errorf("pattern %q: %v", text.Truncate(p, 80), strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
 	return re, nil
 }
@@ -93,7 +94,7 @@ func (p *patternParser) peek(off int) rune {
 }
 
 func (p *patternParser) fail(reason string) error {
-	return fmt.Errorf("pattern %q is not portable: %s", truncate(p.pattern, 80), reason)
+	return fmt.Errorf("pattern %q is not portable: %s", text.Truncate(p.pattern, 80), reason)
 }
 
 // alternation reads branches separated by "|" up to ")" or the end.
@@ -304,13 +305,4 @@ func (p *patternParser) class() (string, int, error) {
 			p.pos++
 		}
 	}
-}
-
-// truncate shortens untrusted text quoted in error messages.
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }

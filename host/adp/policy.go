@@ -1,6 +1,7 @@
 package adp
 
 import (
+	"apconnect/host/text"
 	"encoding/json"
 	"slices"
 
@@ -144,7 +145,7 @@ func parsePolicy(m map[string]any, pointer string, vis Visibility, d dialect) (P
 			}
 			return p, newError(CodeInvalidEvent, pointer+"/observer_allowed", "observer_allowed is not a policy member (open_roles decides who joins as an observer)")
 		default:
-			return p, newError(CodeInvalidEvent, pointer+"/"+escapePointer(k), "unknown policy member %q", truncate(k, 80))
+			return p, newError(CodeInvalidEvent, pointer+"/"+text.EscapePointer(k), "unknown policy member %q", text.Truncate(k, 80))
 		}
 	}
 	if v, ok := m["invites"]; ok {
@@ -154,7 +155,7 @@ func parsePolicy(m map[string]any, pointer string, vis Visibility, d dialect) (P
 		}
 		p.Invites = make(map[string]Role, len(inv))
 		for _, id := range sortedKeys(inv) {
-			at := pointer + "/invites/" + escapePointer(id)
+			at := pointer + "/invites/" + text.EscapePointer(id)
 			if !identity.ValidAgentID(id) {
 				return p, newError(CodeInvalidEvent, at, "invites holds a malformed Agent ID")
 			}
@@ -215,7 +216,7 @@ func parsePolicy(m map[string]any, pointer string, vis Visibility, d dialect) (P
 			}
 			for _, id := range sortedKeys(p.Invites) {
 				if p.Invites[id] == RoleObserver {
-					return p, newError(CodeInvalidEvent, pointer+"/invites/"+escapePointer(id), "an invitation grants observer while observer_allowed is false")
+					return p, newError(CodeInvalidEvent, pointer+"/invites/"+text.EscapePointer(id), "an invitation grants observer while observer_allowed is false")
 				}
 			}
 		}

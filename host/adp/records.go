@@ -1,6 +1,7 @@
 package adp
 
 import (
+	"apconnect/host/text"
 	"crypto/sha3"
 	"maps"
 
@@ -392,7 +393,7 @@ func RecordFromValue(v any, pointer string) (*Record, error) {
 func redactionFromValue(obj map[string]any, pointer string) (*Redaction, error) {
 	for k := range obj {
 		if k != "hash" && k != "redacted" && k != "type" {
-			return nil, newError(CodeInvalidRecord, pointer+"/"+escapePointer(k), "unknown member %q in a redacted envelope", truncate(k, 80))
+			return nil, newError(CodeInvalidRecord, pointer+"/"+text.EscapePointer(k), "unknown member %q in a redacted envelope", text.Truncate(k, 80))
 		}
 	}
 	if obj["redacted"] != true {

@@ -1,6 +1,7 @@
 package adp
 
 import (
+	"apconnect/host/text"
 	"bytes"
 	"encoding/json"
 	"maps"
@@ -153,7 +154,7 @@ func (r *Room) validateSnapshot() error {
 	}
 	for id, m := range r.Members {
 		if m == nil || m.AgentID != id || !m.Role.Valid() {
-			return newError(CodeInvalidRequest, "/members/"+escapePointer(id), "room snapshot has an invalid member")
+			return newError(CodeInvalidRequest, "/members/"+text.EscapePointer(id), "room snapshot has an invalid member")
 		}
 	}
 	return nil

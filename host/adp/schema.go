@@ -11,11 +11,10 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"apconnect/host/identity"
+	"apconnect/host/schemaerr"
+	"apconnect/host/text"
 )
 
 // SchemaCache compiles type schemas (under the type schema profile) once and
@@ -129,7 +128,7 @@ type denyLoader struct{}
 
 // Load refuses url.
 func (denyLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("schemas are self-contained; %q is not loaded", truncate(url, 120))
+	return nil, fmt.Errorf("schemas are self-contained; %q is not loaded", text.Truncate(url, 120))
 }
 
 // profileRegexp is the regular expression engine of type schemas: a pattern
@@ -222,62 +221,16 @@ func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}
-	return truncate(s, 300)
+	return text.Truncate(s, 300)
 }
-
-// printer renders validation messages; English, so messages are stable.
-var printer = message.NewPrinter(language.English)
 
 // validationFieldErrors flattens a validation error tree into its leaves,
-// sorted (the library reports causes in random order).
+// sorted (schemaerr.Leaves).
 func validationFieldErrors(err error) []FieldError {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return []FieldError{{Message: err.Error()}}
+	leaves := schemaerr.Leaves(err)
+	out := make([]FieldError, len(leaves))
+	for i, l := range leaves {
+		out[i] = FieldError{Path: l.Pointer, Keyword: l.Keyword, Message: l.Message}
 	}
-	var out []FieldError
-	var walk func(*jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			out = append(out, FieldError{
-				Path:    pointerOf(e.InstanceLocation),
-				Keyword: keywordOf(e.ErrorKind),
-				Message: e.ErrorKind.LocalizedString(printer),
-			})
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	return sortFieldErrors(out)
-}
-
-// keywordOf names the keyword that produced a validation error.
-func keywordOf(k jsonschema.ErrorKind) string {
-	if p := k.KeywordPath(); len(p) > 0 {
-		return p[0]
-	}
-	switch k.(type) {
-	case *kind.Not:
-		return "not"
-	case *kind.FalseSchema:
-		return "false"
-	case *kind.RefCycle:
-		return "$ref"
-	case *kind.InvalidJsonValue:
-		return "type"
-	}
-	return ""
-}
-
-// pointerOf renders reference tokens as an RFC 6901 pointer.
-func pointerOf(tokens []string) string {
-	var b strings.Builder
-	for _, t := range tokens {
-		b.WriteByte('/')
-		b.WriteString(escapePointer(t))
-	}
-	return b.String()
+	return out
 }

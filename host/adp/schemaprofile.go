@@ -1,6 +1,7 @@
 package adp
 
 import (
+	"apconnect/host/text"
 	"fmt"
 	"net/url"
 	"slices"
@@ -102,7 +103,7 @@ func (w *profileWalker) walk() {
 		for _, r := range refs {
 			target, ok := w.anchors[r.resource][r.name]
 			if !ok {
-				w.fail(r.at, "$ref", "$ref anchor %q does not resolve inside the schema", truncate(r.name, 80))
+				w.fail(r.at, "$ref", "$ref anchor %q does not resolve inside the schema", text.Truncate(r.name, 80))
 				continue
 			}
 			w.schema(w.lookup(target), target, r.resource, 0)
@@ -136,7 +137,7 @@ func (w *profileWalker) schema(v any, ptr, resource string, depth int) {
 	}
 	for _, kw := range bannedKeywords {
 		if _, ok := obj[kw]; ok {
-			w.fail(ptr+"/"+escapePointer(kw), kw, "%s is not allowed by the type schema profile", kw)
+			w.fail(ptr+"/"+text.EscapePointer(kw), kw, "%s is not allowed by the type schema profile", kw)
 		}
 	}
 	if s, ok := obj["$schema"]; ok && s != Draft202012 {
@@ -161,7 +162,7 @@ func (w *profileWalker) schema(v any, ptr, resource string, depth int) {
 	if pp, ok := obj["patternProperties"].(map[string]any); ok {
 		for _, k := range sortedKeys(pp) {
 			if err := CheckPattern(k); err != nil {
-				w.fail(ptr+"/patternProperties/"+escapePointer(k), "patternProperties", "%v", err)
+				w.fail(ptr+"/patternProperties/"+text.EscapePointer(k), "patternProperties", "%v", err)
 			}
 		}
 	}
@@ -188,7 +189,7 @@ func (w *profileWalker) schema(v any, ptr, resource string, depth int) {
 						continue // a property dependency, not a schema
 					}
 				}
-				w.schema(sub, ptr+"/"+kw+"/"+escapePointer(k), resource, depth+1)
+				w.schema(sub, ptr+"/"+kw+"/"+text.EscapePointer(k), resource, depth+1)
 			}
 		}
 	}
@@ -204,12 +205,12 @@ func (w *profileWalker) ref(v any, at, resource string, depth int) {
 		return
 	}
 	if !strings.HasPrefix(s, "#") {
-		w.fail(at, "$ref", "$ref %q is not a fragment: type schemas must be self-contained", truncate(s, 120))
+		w.fail(at, "$ref", "$ref %q is not a fragment: type schemas must be self-contained", text.Truncate(s, 120))
 		return
 	}
 	frag, err := url.PathUnescape(s[1:])
 	if err != nil {
-		w.fail(at, "$ref", "$ref %q has an invalid percent-encoding", truncate(s, 120))
+		w.fail(at, "$ref", "$ref %q has an invalid percent-encoding", text.Truncate(s, 120))
 		return
 	}
 	if frag != "" && !strings.HasPrefix(frag, "/") {
@@ -219,7 +220,7 @@ func (w *profileWalker) ref(v any, at, resource string, depth int) {
 	target := resource + frag
 	v2, ok := w.resolve(frag, resource)
 	if !ok {
-		w.fail(at, "$ref", "$ref %q does not resolve inside the schema", truncate(s, 120))
+		w.fail(at, "$ref", "$ref %q does not resolve inside the schema", text.Truncate(s, 120))
 		return
 	}
 	w.schema(v2, target, resource, depth+1)

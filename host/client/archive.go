@@ -1,6 +1,7 @@
 package client
 
 import (
+	"apconnect/host/text"
 	"bufio"
 	"bytes"
 	"context"
@@ -107,7 +108,7 @@ func (h *Host) DownloadArchive(ctx context.Context, roomID string) (*Archive, er
 		}
 		doc, err := h.archivePack(ctx, p.URL)
 		if err != nil {
-			return nil, fmt.Errorf("client: archive pack %d (%s): %w", i, truncate(p.Pack, 120), err)
+			return nil, fmt.Errorf("client: archive pack %d (%s): %w", i, text.Truncate(p.Pack, 120), err)
 		}
 		a.Packs[p.Pack] = doc
 	}
@@ -246,7 +247,7 @@ func (a *Archive) line(line []byte, roomID *string) error {
 			return errors.New("a pack line needs \"pack\" and \"document\" strings")
 		}
 		if _, dup := a.Packs[url]; dup {
-			return fmt.Errorf("pack %s listed twice", truncate(url, 120))
+			return fmt.Errorf("pack %s listed twice", text.Truncate(url, 120))
 		}
 		a.Packs[url] = []byte(doc)
 		return nil

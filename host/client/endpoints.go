@@ -1,6 +1,7 @@
 package client
 
 import (
+	"apconnect/host/text"
 	"context"
 	"errors"
 	"fmt"
@@ -80,7 +81,7 @@ func (h *Host) roomsURL(ctx context.Context) (string, error) {
 // roomURL is the rooms endpoint extended with the (checked) room id.
 func (h *Host) roomURL(ctx context.Context, roomID string) (string, error) {
 	if !identity.ValidRoomID(roomID) {
-		return "", fmt.Errorf("client: invalid room id %q", truncate(roomID, 64))
+		return "", fmt.Errorf("client: invalid room id %q", text.Truncate(roomID, 64))
 	}
 	rooms, err := h.roomsURL(ctx)
 	if err != nil {
@@ -122,12 +123,4 @@ func (h *Host) myRoomsURL(ctx context.Context) (string, error) {
 		return prefix + "/me/rooms", nil
 	}
 	return h.svc.origin + "/v1/me/rooms", nil
-}
-
-// truncate shortens s for error messages.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"apconnect/host/identity"
+	"apconnect/host/internal/logthrottle"
 )
 
 // Discovery names of the two protocols.
@@ -71,4 +72,8 @@ type service struct {
 
 	mu   sync.Mutex
 	disc *Discovery
+
+	// skipLog rate-limits the warnings about malformed live items, which
+	// the host can send at will (shared by all of this host's streams).
+	skipLog *logthrottle.Throttle
 }

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"apconnect/host/text"
 	"context"
 	"fmt"
 	"net/http"
@@ -69,7 +70,7 @@ func (h *Host) JoinRequests(ctx context.Context, roomID string, q JoinRequestQue
 // moderators). It needs a signer.
 func (h *Host) JoinRequest(ctx context.Context, roomID, requestID string) (*JoinRequest, error) {
 	if !validHash(requestID) {
-		return nil, fmt.Errorf("client: invalid join request id %q", truncate(requestID, 64))
+		return nil, fmt.Errorf("client: invalid join request id %q", text.Truncate(requestID, 64))
 	}
 	room, err := h.roomURL(ctx, roomID)
 	if err != nil {

@@ -336,9 +336,10 @@ func (s *Stream) next() (*StreamItem, error) {
 	}
 }
 
-// skip logs a malformed hint item.
+// skip logs a malformed hint item, rate-limited per host: the host decides
+// how many it sends (the line that follows a held-back run says how many).
 func (s *Stream) skip(kind string, err error) {
-	s.logger.LogAttrs(context.Background(), slog.LevelWarn, "skipping malformed live item",
+	s.host.svc.skipLog.Log(context.Background(), s.logger, slog.LevelWarn, "skipping malformed live item",
 		slog.String("path", s.path), slog.String("kind", kind), slog.String("err", err.Error()))
 }
 

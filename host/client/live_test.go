@@ -14,6 +14,7 @@ import (
 
 	"apconnect/host/adp"
 	"apconnect/host/identity"
+	"apconnect/host/internal/logthrottle"
 )
 
 // These tests use an httptest TLS fake for the stream faults (dead streams,
@@ -405,5 +406,58 @@ func TestLiveResubscribeAfterCleanClose(t *testing.T) {
 	// Every subscription, the refused third one too, sent a fresh token.
 	if len(tokens) != 3 || tokens[0] == tokens[1] || tokens[1] == tokens[2] {
 		t.Fatalf("tokens %d, want three different ones", len(tokens))
+	}
+}
+
+// A host can send malformed room.agent_status items as fast as the
+// connection carries them; each one used to log a warning. The warnings are
+// rate-limited per host, and the lines that get through say how many were
+// held back.
+func TestLiveMalformedItemsFloodIsRateLimited(t *testing.T) {
+	const flood = 5000
+	f := newFake(t)
+	f.discovery(nil)
+	recs := chain(t, f.origin, 1)
+	bad := "event: room.agent_status\ndata: {\"room_id\":\"room0001\",\"seq\":3}\n\n"
+	chunks := []any{strings.Repeat(bad, flood), 300 * time.Millisecond, bad, recordEvent(t, recs[1])}
+	f.handle("GET /v1/rooms/room0001/events/live", sseHandler(false, chunks...))
+	h := f.host()
+	// A short interval, so that the line after the pause gets through
+	// within the test; the default is logthrottle.DefaultInterval.
+	h.svc.skipLog = logthrottle.New(100*time.Millisecond, logthrottle.DefaultBurst)
+	start := time.Now()
+	s, err := h.Live(ctxT(t), fixtureRoom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	it, err := s.Next()
+	if err != nil || it.Kind != KindRoomEvent || it.Record.Seq != 2 {
+		t.Fatalf("the valid item after the flood: %+v %v", it, err)
+	}
+	elapsed := time.Since(start)
+	var logged int
+	var reported uint64
+	for _, line := range strings.Split(f.logs.String(), "\n") {
+		if !strings.Contains(line, "skipping malformed live item") {
+			continue
+		}
+		logged++
+		if i := strings.Index(line, logthrottle.SuppressedKey+"="); i >= 0 {
+			var n uint64
+			fmt.Sscanf(line[i+len(logthrottle.SuppressedKey)+1:], "%d", &n)
+			reported += n
+		}
+	}
+	// The burst, one line per elapsed interval, and nothing lost from the
+	// count: every item is logged, reported as held back, or still held.
+	if bound := logthrottle.DefaultBurst + int(elapsed/(100*time.Millisecond)) + 1; logged > bound {
+		t.Errorf("%d warnings for %d malformed items in %v; at most %d expected", logged, flood+1, elapsed, bound)
+	}
+	if total := uint64(logged) + reported + h.svc.skipLog.Suppressed(); total != flood+1 {
+		t.Errorf("logged %d + reported held back %d + still held %d = %d, want %d", logged, reported, h.svc.skipLog.Suppressed(), total, flood+1)
+	}
+	if reported == 0 {
+		t.Errorf("no warning reported the held-back lines:\n%.2000s", f.logs.String())
 	}
 }

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"apconnect/host/text"
 	"context"
 	"encoding/json"
 	"errors"
@@ -185,7 +186,7 @@ func (p *ProfileService) Batch(ctx context.Context, ids []string) ([]*ProfileDoc
 	want := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		if !identity.ValidAgentID(id) {
-			return nil, fmt.Errorf("client: invalid Agent ID %q", truncate(id, 80))
+			return nil, fmt.Errorf("client: invalid Agent ID %q", text.Truncate(id, 80))
 		}
 		want[id] = true
 	}
@@ -230,7 +231,7 @@ func (p *ProfileService) profilesURL(ctx context.Context) (string, error) {
 // profileURL is the profiles endpoint extended with a checked Agent ID.
 func (p *ProfileService) profileURL(ctx context.Context, agentID string) (string, error) {
 	if !identity.ValidAgentID(agentID) {
-		return "", fmt.Errorf("client: invalid Agent ID %q", truncate(agentID, 80))
+		return "", fmt.Errorf("client: invalid Agent ID %q", text.Truncate(agentID, 80))
 	}
 	base, err := p.profilesURL(ctx)
 	if err != nil {

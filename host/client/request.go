@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"apconnect/host/identity"
+	"apconnect/host/internal/logthrottle"
 )
 
 // newService checks the origin and prepares the HTTP client: a copy of hc
@@ -35,7 +36,8 @@ func newService(origin string, hc *http.Client, discName, protocol string, opts 
 	c := *hc
 	c.Timeout = 0
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return ErrRedirect }
-	return &service{origin: o, hc: &c, opts: opts, discName: discName, protocol: protocol}, nil
+	return &service{origin: o, hc: &c, opts: opts, discName: discName, protocol: protocol,
+		skipLog: logthrottle.New(logthrottle.DefaultInterval, logthrottle.DefaultBurst)}, nil
 }
 
 // authMode says whether a request carries a request JWT.

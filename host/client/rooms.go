@@ -1,6 +1,7 @@
 package client
 
 import (
+	"apconnect/host/text"
 	"context"
 	"errors"
 	"fmt"
@@ -45,7 +46,7 @@ func (h *Host) CreateRoom(ctx context.Context, env *identity.Envelope) (*CreateR
 	r.Raw = obj
 	r.MaxSeenNonce = resp.header.Get(HeaderMaxSeenNonce)
 	if !identity.ValidRoomID(r.ID) {
-		return nil, bad(http.MethodPost, u, resp.status, fmt.Errorf("/id: invalid room id %q", truncate(r.ID, 64)))
+		return nil, bad(http.MethodPost, u, resp.status, fmt.Errorf("/id: invalid room id %q", text.Truncate(r.ID, 64)))
 	}
 	if _, err := r.Record(env); err != nil {
 		return nil, bad(http.MethodPost, u, resp.status, err)

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"apconnect/host/text"
 	"context"
 	"encoding/json"
 	"errors"
@@ -62,7 +63,7 @@ func (h *Host) AgentStatuses(ctx context.Context, roomID string) ([]*AgentStatus
 // agent_status_not_found.
 func (h *Host) AgentStatus(ctx context.Context, roomID, agentID string) (*AgentStatus, error) {
 	if !identity.ValidAgentID(agentID) {
-		return nil, fmt.Errorf("client: invalid Agent ID %q", truncate(agentID, 80))
+		return nil, fmt.Errorf("client: invalid Agent ID %q", text.Truncate(agentID, 80))
 	}
 	room, err := h.roomURL(ctx, roomID)
 	if err != nil {

@@ -51,3 +51,12 @@ func (h httpsOnly) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return h.next.RoundTrip(r)
 }
+
+// CloseIdleConnections closes the idle connections of the wrapped
+// transport; without it http.Client.CloseIdleConnections would not reach
+// them.
+func (h httpsOnly) CloseIdleConnections() {
+	if c, ok := h.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}

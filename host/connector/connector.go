@@ -103,10 +103,12 @@ type Options struct {
 	// by identity_current.
 	PluginFailures []plugin.Health
 	// Validators, Watchers and Tools are extensions written in Go (tests,
-	// embedders); they work like the plugins' own.
-	Validators []Validator
-	Watchers   []Watcher
-	Tools      []ToolProvider
+	// embedders) or plugins wired by hand; they implement host/plugin's
+	// interfaces (plugin.Scoper for records in their room context,
+	// plugin.Proposer to propose events) and work like the plugins' own.
+	Validators []plugin.Validator
+	Watchers   []plugin.Watcher
+	Tools      []plugin.ToolProvider
 }
 
 // Connector is the engine behind the agent_protocols_* tools for one Agent
@@ -125,7 +127,7 @@ type Connector struct {
 
 	hosts      map[string]*hostState // by origin
 	hostOrder  []string
-	profiles   map[string]*client.ProfileService
+	profiles   map[string]*client.ProfileService // by origin, under profMu
 	writeLimit adp.Limits
 	buckets    *rateLimiter
 	cache      *stateCache
@@ -133,11 +135,11 @@ type Connector struct {
 	wake       *notifier  // inbox and room changes
 	live       *liveManager
 
-	validators map[string][]Validator
-	watchers   []Watcher
-	tools      []ToolProvider
+	validators map[string][]plugin.Validator
+	watchers   []plugin.Watcher
+	tools      []plugin.ToolProvider
 	toolIndex  map[string]*toolEntry // by MCP name
-	toolList   []ToolDef
+	toolList   []plugin.ToolDef
 	packs      packSource // nil without plugins
 	pluginMu   sync.Mutex
 	pluginErrs map[string]string
@@ -148,6 +150,9 @@ type Connector struct {
 	// not wait for a slow one.
 	submitLocks keyedLocks
 	profMu      sync.Mutex
+	// profileHTTP are the HTTP clients made for profile services that are
+	// not hosts, under profMu; Close releases their connections.
+	profileHTTP []*http.Client
 
 	bgMu     sync.Mutex
 	bgCancel context.CancelFunc
@@ -236,7 +241,7 @@ func New(ctx context.Context, opts Options) (*Connector, error) {
 		cfg: opts.Config, ident: ident, signer: opts.Signer, self: opts.Signer.AgentID(), now: opts.Clock,
 		log: opts.Logger, store: st, opts: opts, hosts: map[string]*hostState{}, profiles: map[string]*client.ProfileService{},
 		writeLimit: wl, buckets: newRateLimiter(), cache: newStateCache(256), wake: newNotifier(),
-		validators: map[string][]Validator{}, pluginErrs: map[string]string{},
+		validators: map[string][]plugin.Validator{}, pluginErrs: map[string]string{},
 	}
 	schemas := adp.NewSchemaCache(0)
 	for i := range opts.Config.Hosts {
@@ -314,7 +319,23 @@ func (c *Connector) Close() error {
 		<-done
 	}
 	c.catchUp.stop()
+	c.closeIdleConnections()
 	return c.store.Close()
+}
+
+// closeIdleConnections releases the kept-alive connections of every HTTP
+// client the connector made, so a host sees them closed now rather than
+// when they time out (an HTTP/2 server that shuts down waits up to a second
+// for a client to close its side).
+func (c *Connector) closeIdleConnections() {
+	for _, h := range c.hosts {
+		h.http.CloseIdleConnections()
+	}
+	c.profMu.Lock()
+	defer c.profMu.Unlock()
+	for _, hc := range c.profileHTTP {
+		hc.CloseIdleConnections()
+	}
 }
 
 // host returns a configured host by origin (normalized), or

@@ -61,13 +61,15 @@
 //
 // # Plugins
 //
-// Validator, Watcher and ToolProvider are the extension points a plugin
-// runtime implements: validators run on proposed events before signing
-// (a failing one refuses writes of its types only), watchers turn verified
-// record batches into room.event.custom inbox items (completed and bounded
-// by the connector), providers add tools whose event proposals, when the
-// provider may propose them, go through the normal write path. Options.Plugins
-// wires every WebAssembly plugin of a host/plugin registry to them, fills
-// their room contexts with the records of their scope from the store, and
-// expands their type packs in room_create and type.define before signing.
+// The extension points are host/plugin's interfaces: plugin.Validator runs
+// on proposed events before signing (a failing one refuses writes of its
+// types only), plugin.Watcher turns verified record batches into
+// room.event.custom inbox items (completed and bounded by the connector),
+// plugin.ToolProvider adds tools whose event proposals, when the provider
+// may propose them (plugin.Proposer), go through the normal write path;
+// plugin.Scoper names the records their room contexts carry, filled from
+// the store. Options.Plugins wires every WebAssembly plugin of a
+// host/plugin registry in directly (a *plugin.Plugin is all of them) and
+// expands their type packs in room_create and type.define before signing;
+// Go extensions implement the same interfaces.
 package connector

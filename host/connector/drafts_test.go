@@ -302,3 +302,16 @@ func TestWriteOfANewlyDefinedType(t *testing.T) {
 		t.Fatalf("an undefined type: %v", err)
 	}
 }
+
+// room_open of a known room brings it up to date from its host (a process
+// that does not follow the room live would otherwise answer from an old
+// copy).
+func TestRoomOpenOfAKnownRoomSyncs(t *testing.T) {
+	h, alice, bob, roomID := pair(t)
+	first := must[*connector.RoomOpenResult](t, "agent_protocols_room_open")(bob.RoomOpen(ctx, bob.sess, connector.RoomOpenInput{Host: h.Origin(), RoomID: roomID}))
+	sent := must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "news"}))
+	again := must[*connector.RoomOpenResult](t, "agent_protocols_room_open")(bob.RoomOpen(ctx, bob.sess, connector.RoomOpenInput{Host: h.Origin(), RoomID: roomID}))
+	if again.Sync.SyncedSeq != sent.Item.Seq || again.Sync.SyncedSeq <= first.Sync.SyncedSeq {
+		t.Fatalf("room_open of a known room: synced %d, want %d", again.Sync.SyncedSeq, sent.Item.Seq)
+	}
+}

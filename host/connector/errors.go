@@ -47,6 +47,17 @@ const (
 	// output, its own error); data.plugin names the plugin and
 	// data.plugin_code says how.
 	CodePluginFailed = "plugin_failed"
+	// CodeUnsupportedProtocol: services_list or schema_get was asked about
+	// a protocol apconnect does not speak (it speaks agent-discourse/1.0
+	// and agent-profile/1.0); data.supported lists those.
+	CodeUnsupportedProtocol = "unsupported_protocol"
+	// CodeStaleProfile: a profile service served an older profile than
+	// the one pinned for that Agent ID (a smaller nonce, or the same nonce
+	// with another envelope): a rollback, refused (0.12.6 stale_profile).
+	CodeStaleProfile = "stale_profile"
+	// CodeTypeNotDefined: schema_get or room_watch named an event type the
+	// room (or protocol) does not define.
+	CodeTypeNotDefined = adp.CodeTypeNotDefined
 	// CodeInternal: a local failure (database, encoding).
 	CodeInternal = "internal"
 	// CodeInvalidEvent: the event failed a local check before signing

@@ -16,7 +16,7 @@ import (
 	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"
-	"apconnect/host/mcpserver"
+	"apconnect/host/toolcatalog"
 )
 
 // startHub starts a real local hub with the message quota raised (tests
@@ -96,7 +96,7 @@ func withHTTP(f func(origin string, roots *x509.CertPool) (*http.Client, error))
 // check validates a tool result against the catalog's output schema.
 func check(t testing.TB, tool string, v any) {
 	t.Helper()
-	s, ok := mcpserver.OutputSchema(tool)
+	s, ok := toolcatalog.OutputSchema(tool)
 	if !ok {
 		t.Fatalf("no output schema for %s", tool)
 	}

@@ -13,6 +13,13 @@ type IdentityCurrentResult struct {
 	PublicKey string               `json:"public_key"`
 	Profiles  []string             `json:"profiles"`
 	Hosts     []AgentProtocolsHost `json:"hosts"`
+	// SyncMode is "explicit" (the 0.12.6 value): tool reads never sync by
+	// themselves (refresh does); apconnect's background live sync keeps
+	// member, subscribed and watched rooms current.
+	SyncMode string `json:"sync_mode"`
+	// Tools lists every tool this connector serves: the standard catalog
+	// and the plugins' tools.
+	Tools []string `json:"tools"`
 	// Plugins reports the health of plugin extensions (validators,
 	// watchers, tool providers) when any is configured.
 	Plugins []PluginHealth `json:"plugins,omitempty"`
@@ -44,13 +51,30 @@ type RoomsResult struct {
 	NextCursor string        `json:"next_cursor,omitempty"`
 }
 
-// RoomsListInput is the input of agent_protocols_rooms_list.
+// RoomsListInput is the input of agent_protocols_rooms_list: the seed's
+// local list, and the 0.12.6 scopes public (a host's directory, like
+// rooms_search) and mine (the host's rooms of the agent).
 type RoomsListInput struct {
-	Status     string `json:"status,omitempty"`
-	Membership string `json:"membership,omitempty"`
-	Limit      int    `json:"limit,omitempty"`
-	Cursor     string `json:"cursor,omitempty"`
+	Scope       string `json:"scope,omitempty"`
+	Host        string `json:"host,omitempty"`
+	Status      string `json:"status,omitempty"`
+	Membership  string `json:"membership,omitempty"`
+	Tag         string `json:"tag,omitempty"`
+	Keyword     string `json:"keyword,omitempty"`
+	Creator     string `json:"creator,omitempty"`
+	StartsAfter *int64 `json:"starts_after,omitempty"`
+	EndsBefore  *int64 `json:"ends_before,omitempty"`
+	Language    string `json:"language,omitempty"`
+	Limit       int    `json:"limit,omitempty"`
+	Cursor      string `json:"cursor,omitempty"`
 }
+
+// Scopes of agent_protocols_rooms_list.
+const (
+	ScopeKnown  = "known"
+	ScopePublic = "public"
+	ScopeMine   = "mine"
+)
 
 // RoomOpenInput is the input of agent_protocols_room_open.
 type RoomOpenInput struct {
@@ -64,37 +88,46 @@ type RoomOpenInput struct {
 type RoomOpenResult struct {
 	Room       RoomStateView `json:"room"`
 	Sync       SyncState     `json:"sync"`
-	ActiveTurn *ActiveTurn   `json:"active_turn"`
+	ActiveTurn *ActiveTurn   `json:"active_turn,omitempty"`
 }
 
-// RoomStateInput is the input of agent_protocols_room_state.
+// RoomStateInput is the input of agent_protocols_room_state. Subscribe
+// (0.12.6) sets or clears the live-follow flag; IncludeTypes false asks for
+// the brief registry (omitted or true: full definitions, as 0.12.6 always
+// returns them).
 type RoomStateInput struct {
 	RoomID       string `json:"room_id"`
 	Host         string `json:"host,omitempty"`
 	Refresh      bool   `json:"refresh,omitempty"`
-	IncludeTypes bool   `json:"include_types,omitempty"`
+	IncludeTypes *bool  `json:"include_types,omitempty"`
+	Subscribe    *bool  `json:"subscribe,omitempty"`
 }
 
 // RoomStateResult is the result of agent_protocols_room_state.
 type RoomStateResult struct {
-	Room RoomStateView `json:"room"`
-	Sync SyncState     `json:"sync"`
+	Room       RoomStateView `json:"room"`
+	Sync       SyncState     `json:"sync"`
+	ActiveTurn *ActiveTurn   `json:"active_turn,omitempty"`
 }
 
 // RoomMembersListInput is the input of agent_protocols_room_members_list.
 type RoomMembersListInput struct {
-	RoomID          string `json:"room_id"`
-	Host            string `json:"host,omitempty"`
-	Status          string `json:"status,omitempty"`
-	Role            string `json:"role,omitempty"`
-	IncludeProfiles bool   `json:"include_profiles,omitempty"`
-	Limit           int    `json:"limit,omitempty"`
-	Cursor          string `json:"cursor,omitempty"`
+	RoomID                string `json:"room_id"`
+	Host                  string `json:"host,omitempty"`
+	AgentID               string `json:"agent_id,omitempty"`
+	Status                string `json:"status,omitempty"`
+	Role                  string `json:"role,omitempty"`
+	IncludeProfiles       bool   `json:"include_profiles,omitempty"`
+	IncludeRecentActivity bool   `json:"include_recent_activity,omitempty"`
+	Limit                 int    `json:"limit,omitempty"`
+	Cursor                string `json:"cursor,omitempty"`
 }
 
 // RoomMembersListResult is the result of agent_protocols_room_members_list.
+// Recent is set with agent_id and include_recent_activity.
 type RoomMembersListResult struct {
 	Members    []RoomMemberView `json:"members"`
+	Recent     []TimelineItem   `json:"recent,omitempty"`
 	NextCursor string           `json:"next_cursor,omitempty"`
 	Sync       SyncState        `json:"sync"`
 }
@@ -119,6 +152,7 @@ type RoomMemberGetResult struct {
 type AgentStatusListInput struct {
 	RoomID  string `json:"room_id"`
 	Host    string `json:"host,omitempty"`
+	AgentID string `json:"agent_id,omitempty"`
 	Refresh bool   `json:"refresh,omitempty"`
 }
 
@@ -175,14 +209,30 @@ type RoomTimelineInput struct {
 	MarkRead       bool     `json:"mark_read,omitempty"`
 	Refresh        bool     `json:"refresh,omitempty"`
 	IncludeRecords bool     `json:"include_records,omitempty"`
+	// Source is "local" (default) or "remote" (0.12.6): remote reads the
+	// whole history from the host and verifies it from genesis, changing
+	// no read cursor or presented head.
+	Source string `json:"source,omitempty"`
 }
 
 // RoomTimelineResult is the result of agent_protocols_room_timeline.
 type RoomTimelineResult struct {
-	Items        []TimelineItem `json:"items"`
-	Sync         SyncState      `json:"sync"`
-	NextAfterSeq *int64         `json:"next_after_seq,omitempty"`
-	UnreadCount  int64          `json:"unread_count"`
+	Items        []TimelineItem  `json:"items"`
+	Sync         SyncState       `json:"sync"`
+	NextAfterSeq *int64          `json:"next_after_seq,omitempty"`
+	UnreadCount  int64           `json:"unread_count"`
+	History      TimelineHistory `json:"history"`
+}
+
+// TimelineHistory is the range of records a timeline read drew from: the
+// local window (first_seq..last_seq; truncated when records before it
+// were trimmed) or, for source remote, the verified remote history
+// (truncated when it was longer than one read verifies).
+type TimelineHistory struct {
+	Source    string `json:"source"`
+	FirstSeq  int64  `json:"first_seq"`
+	LastSeq   int64  `json:"last_seq"`
+	Truncated bool   `json:"truncated"`
 }
 
 // RoomMarkReadInput is the input of agent_protocols_room_mark_read.
@@ -228,18 +278,24 @@ type InboxAckResult struct {
 	PendingCount int64    `json:"pending_count"`
 }
 
-// DraftsListInput is the input of agent_protocols_drafts_list.
+// DraftsListInput is the input of agent_protocols_drafts_list. With
+// DraftID (0.12.6) it reads that one draft like draft_get.
 type DraftsListInput struct {
-	RoomID string `json:"room_id,omitempty"`
-	Host   string `json:"host,omitempty"`
-	Limit  int    `json:"limit,omitempty"`
-	Cursor string `json:"cursor,omitempty"`
+	RoomID  string `json:"room_id,omitempty"`
+	Host    string `json:"host,omitempty"`
+	DraftID string `json:"draft_id,omitempty"`
+	Limit   int    `json:"limit,omitempty"`
+	Cursor  string `json:"cursor,omitempty"`
 }
 
-// DraftsListResult is the result of agent_protocols_drafts_list.
+// DraftsListResult is the result of agent_protocols_drafts_list. With
+// draft_id, Changes and Sync are set as by draft_get.
 type DraftsListResult struct {
-	Drafts     []HeldDraft `json:"drafts"`
-	NextCursor string      `json:"next_cursor,omitempty"`
+	Drafts           []HeldDraft     `json:"drafts"`
+	Changes          *[]TimelineItem `json:"changes,omitempty"`
+	ChangesTruncated bool            `json:"changes_truncated,omitempty"`
+	Sync             *SyncState      `json:"sync,omitempty"`
+	NextCursor       string          `json:"next_cursor,omitempty"`
 }
 
 // DraftGetInput is the input of agent_protocols_draft_get.
@@ -403,4 +459,47 @@ type JoinRequestReviewInput struct {
 	Decision  string `json:"decision"`
 	Role      string `json:"role,omitempty"`
 	Reason    string `json:"reason,omitempty"`
+}
+
+// ServicesListInput is the input of agent_protocols_services_list.
+type ServicesListInput struct {
+	Host     string `json:"host,omitempty"`
+	Protocol string `json:"protocol,omitempty"`
+}
+
+// ServicesListResult is the result of agent_protocols_services_list: each
+// discovery document as the service sent it, and the origins or protocols
+// that could not be read.
+type ServicesListResult struct {
+	Services []map[string]any `json:"services"`
+	Errors   []ServiceError   `json:"errors"`
+}
+
+// ServiceError is one discovery document services_list could not read.
+type ServiceError struct {
+	Service  string `json:"service"`
+	Protocol string `json:"protocol"`
+	Code     string `json:"code"`
+	Message  string `json:"message"`
+}
+
+// SchemaGetInput is the input of agent_protocols_schema_get.
+type SchemaGetInput struct {
+	Protocol string `json:"protocol"`
+	Type     string `json:"type,omitempty"`
+	RoomID   string `json:"room_id,omitempty"`
+	Host     string `json:"host,omitempty"`
+}
+
+// SchemaGetResult is the result of agent_protocols_schema_get.
+type SchemaGetResult struct {
+	Protocol        string            `json:"protocol"`
+	Schemas         []SchemaEntry     `json:"schemas"`
+	RegisteredPacks []json.RawMessage `json:"registered_packs,omitempty"`
+}
+
+// SchemaEntry is the payload schema of one event type.
+type SchemaEntry struct {
+	Type   string         `json:"type"`
+	Schema map[string]any `json:"schema"`
 }

@@ -116,7 +116,7 @@ func TestInteractionLoopTwoAgents(t *testing.T) {
 	if len(search.Rooms) != 1 || !search.Rooms[0].Known {
 		t.Fatalf("search %+v", search)
 	}
-	st := must[*connector.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, connector.RoomStateInput{RoomID: roomID, IncludeTypes: true}))
+	st := must[*connector.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, connector.RoomStateInput{RoomID: roomID}))
 	if st.Room.SelfMember == nil || st.Room.MembersCount != 2 {
 		t.Fatalf("state %+v", st.Room)
 	}

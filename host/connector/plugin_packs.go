@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"apconnect/host/text"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -131,7 +132,7 @@ func (c *Connector) expandPack(ctx context.Context, h *hostState, decl map[strin
 			return nil, bad("/overrides", "overrides must be an object of type name to override")
 		}
 		for name, v := range m {
-			at := "/overrides/" + strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1")
+			at := "/overrides/" + text.EscapePointer(name)
 			if _, ok := byType[name]; !ok {
 				return nil, &Error{Code: adp.CodeTypeConflict, Message: fmt.Sprintf("pack %s does not define %q", use, name),
 					Data: map[string]any{"pointer": pointer + at, "use": use}}

@@ -16,21 +16,11 @@ import (
 // fillRecords sets rc.Records and rc.RecordsTruncated to the held records
 // of scope in the room with store key key. An empty scope leaves rc as it
 // is (no records, nothing claimed about the room).
-func (c *Connector) fillRecords(ctx context.Context, key int64, rc *RoomContext, scope plugin.RecordScope) error {
+func (c *Connector) fillRecords(ctx context.Context, key int64, rc *plugin.RoomContext, scope plugin.RecordScope) error {
 	if len(scope.Types) == 0 && len(scope.EventIDs) == 0 {
 		return nil
 	}
-	var prc plugin.RoomContext
-	if err := plugin.FillRecords(ctx, &prc, scope, storeLookup{q: c.store.Read(), key: key}); err != nil {
-		return err
-	}
-	rc.Records = make([]WatchRecord, len(prc.Records))
-	for i, r := range prc.Records {
-		rc.Records[i] = WatchRecord{Seq: r.Seq, EventID: r.EventID, Type: r.Type, Actor: r.Actor, CreatedAt: r.CreatedAt,
-			AcceptedAt: r.AcceptedAt, Mentions: r.Mentions, Payload: r.Payload, Redacted: r.Redacted}
-	}
-	rc.RecordsTruncated = prc.RecordsTruncated
-	return nil
+	return plugin.FillRecords(ctx, rc, scope, storeLookup{q: c.store.Read(), key: key})
 }
 
 // storeLookup is a plugin.RecordLookup over one room of the store: the

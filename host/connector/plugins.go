@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"apconnect/host/text"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,152 +13,37 @@ import (
 	"apconnect/host/adp"
 	"apconnect/host/plugin"
 	"apconnect/host/room"
+	"apconnect/host/toolcatalog"
 )
 
-// The plugin extension points. The core calls them; host/plugin's wasm
-// runtime (through the adapters of plugin_adapter.go, or Options.Plugins)
-// or any Go code implements them. Everything a plugin returns is
+// The plugin extension points are host/plugin's: plugin.Validator,
+// plugin.Watcher and plugin.ToolProvider, with plugin.Scoper (the records a
+// call's room context must carry) and plugin.Proposer (propose grants). A
+// *plugin.Plugin implements them all, so Options.Plugins wires a registry's
+// plugins in directly; Go extensions (Options.Validators, Watchers, Tools)
+// implement the same interfaces. Everything an extension returns is
 // untrusted: the connector bounds and completes it before use, and no
-// plugin ever sees a key, a nonce or a request token.
+// extension ever sees a key, a nonce or a request token.
+//
+// Where the connector's use differs from the plain types:
+//   - the room of a plugin.Proposal is the RoomContext's (RoomID, Host);
+//   - the plugin of a refusal is the validator's Name, whatever
+//     FieldError.Plugin says;
+//   - of a watcher's plugin.InboxItem only Seq, Summary, Priority,
+//     RequiresResponse, Reason and SuggestedTools are used (see watch);
+//   - a tool call returns a PluginToolResult, the agent's view of the
+//     plugin.ToolResult with what became of its proposals.
 
-// Proposal is an event proposed for signing, as a validator sees it.
-type Proposal struct {
-	RoomID     string         `json:"room_id"`
-	Host       string         `json:"host"`
-	Type       string         `json:"type"`
-	Actor      string         `json:"actor"`
-	Payload    map[string]any `json:"payload"`
-	Mentions   []string       `json:"mentions,omitempty"`
-	References []string       `json:"references,omitempty"`
-}
-
-// FieldError is one reason a validator refuses an event. Path is a JSON
-// pointer into the proposal; Plugin is set by the connector.
-type FieldError struct {
-	Plugin  string `json:"plugin"`
-	Path    string `json:"path"`
-	Message string `json:"message"`
-}
-
-// PluginMember is an active member as a plugin sees it.
-type PluginMember struct {
-	AgentID     string `json:"agent_id"`
-	Role        string `json:"role"`
-	Perspective string `json:"perspective,omitempty"`
-}
-
-// PluginType is one registry entry as a plugin sees it.
-type PluginType struct {
-	Type   string `json:"type"`
-	Kind   string `json:"kind"`
-	Status string `json:"status,omitempty"`
-}
-
-// RoomContext is the read-only view of a verified room a plugin gets.
-// Records are filled by the record scope rule of docs/PLUGINS.md section 4
-// for extensions that say what they need (ValidateScoper, ToolScoper): the
-// newest held records of the extension's types and, for validation, the
-// held records the proposal names. RecordsTruncated is true when the
-// connector does not hold the whole room or a cap left records out.
-type RoomContext struct {
-	RoomID           string         `json:"room_id"`
-	Host             string         `json:"host"`
-	Status           string         `json:"status"`
-	Creator          string         `json:"creator"`
-	HeadSeq          int64          `json:"head_seq"`
-	HeadHash         string         `json:"head_hash"`
-	Self             string         `json:"self"`
-	SelfRole         string         `json:"self_role,omitempty"`
-	Members          []PluginMember `json:"members"`
-	Types            []PluginType   `json:"types"`
-	Records          []WatchRecord  `json:"records,omitempty"`
-	RecordsTruncated bool           `json:"records_truncated,omitempty"`
-}
-
-// Validator checks proposed events of the types it claims before they are
-// signed (after the connector's own checks). Any FieldError refuses the
-// write with invalid_event and data.errors naming the plugin and the path;
-// an error refuses writes of that type only (fail closed). Either way
-// nothing is signed and no nonce is used.
-type Validator interface {
-	Name() string
-	ValidatedTypes() []string
-	ValidateEvent(ctx context.Context, p Proposal, room *RoomContext) ([]FieldError, error)
-}
-
-// ValidateScoper is implemented by validators that need records in their
-// room context: it names the records a validation of p must see.
-type ValidateScoper interface {
-	ValidateScope(p Proposal) plugin.RecordScope
-}
-
-// WatchRecord is a verified record as a plugin sees it: no envelope,
-// signature or chain data. A redacted record carries Seq, EventID, Type,
-// AcceptedAt and Redacted only; watchers never get redacted records.
-type WatchRecord struct {
-	Seq        int64           `json:"seq"`
-	EventID    string          `json:"event_id"`
-	Type       string          `json:"type"`
-	Actor      string          `json:"actor,omitempty"`
-	CreatedAt  int64           `json:"created_at,omitempty"`
-	AcceptedAt int64           `json:"accepted_at"`
-	Mentions   []string        `json:"mentions,omitempty"`
-	Payload    json.RawMessage `json:"payload,omitempty"`
-	Redacted   bool            `json:"redacted,omitempty"`
-}
-
-// WatchItem is a watcher's request for the agent's attention about one
-// record of the batch (Seq). The connector fills in the room, event id,
-// actor and time from that record, caps Summary at 160 characters and keeps
-// only SuggestedTools that exist.
-type WatchItem struct {
-	Seq              int64    `json:"seq"`
-	Summary          string   `json:"summary"`
-	Priority         string   `json:"priority"`
-	RequiresResponse bool     `json:"requires_response"`
-	Reason           string   `json:"reason"`
-	SuggestedTools   []string `json:"suggested_tools"`
-}
-
-// Watcher turns verified records into room.event.custom inbox items. It is
-// called once per applied batch (a verified sync page) with the batch's
-// non-redacted records of the types it watches; an error skips it for that
-// batch (reported in identity_current).
-type Watcher interface {
-	Name() string
-	WatchedTypes() []string
-	Watch(ctx context.Context, records []WatchRecord, room *RoomContext) ([]WatchItem, error)
-}
-
-// ToolDef is a tool a provider adds; MCPName is "<provider>_<tool>".
-// ReadOnly is false for tools whose proposals the connector submits (a
-// plugin holding a propose grant).
-type ToolDef struct {
-	Provider     string         `json:"provider"`
-	Name         string         `json:"name"`
-	MCPName      string         `json:"mcp_name"`
-	Title        string         `json:"title,omitempty"`
-	Description  string         `json:"description"`
-	InputSchema  map[string]any `json:"input_schema"`
-	OutputSchema map[string]any `json:"output_schema,omitempty"`
-	ReadOnly     bool           `json:"read_only"`
-}
-
-// ToolContext is what a provider's tool gets besides its arguments.
-type ToolContext struct {
-	Self string       `json:"self"`
-	Room *RoomContext `json:"room,omitempty"`
-}
-
-// ToolResult is a provider tool's result: text, optional structured JSON,
-// and event proposals. The connector submits the proposals of a provider
-// allowed to propose their types (Proposer) through the normal write path
-// and reports each outcome in ProposalResults; others are refused there.
-type ToolResult struct {
+// PluginToolResult is what a call of a provider's tool returns to the
+// agent: the tool's text (its content items joined by newlines), structured
+// JSON and error flag, and what became of each event it proposed. The
+// connector submits the proposals of a provider allowed to propose their
+// types (plugin.Proposer) through the normal write path; others are
+// refused there.
+type PluginToolResult struct {
 	Text            string           `json:"text"`
 	Structured      map[string]any   `json:"structured,omitempty"`
 	IsError         bool             `json:"is_error,omitempty"`
-	Proposals       []Proposal       `json:"proposals,omitempty"`
 	ProposalResults []ProposalResult `json:"proposal_results,omitempty"`
 }
 
@@ -190,26 +76,6 @@ const StatusRefused = "refused"
 // schema by Tools).
 const ProposalResultsMember = "proposal_results"
 
-// ToolProvider adds tools to the MCP surface.
-type ToolProvider interface {
-	Name() string
-	Tools() []ToolDef
-	CallTool(ctx context.Context, name string, args json.RawMessage, tc *ToolContext) (*ToolResult, error)
-}
-
-// ToolScoper is implemented by tool providers whose tools need records in
-// their room context: it names the records a call of tool name must see.
-type ToolScoper interface {
-	ToolScope(name string) plugin.RecordScope
-}
-
-// Proposer is implemented by tool providers allowed to propose events: a
-// proposal of tool (its short name) is submitted only when CanPropose
-// says the provider may propose its type.
-type Proposer interface {
-	CanPropose(tool, eventType string) bool
-}
-
 // PluginHealth is the state of one plugin or extension, as
 // identity_current reports it.
 type PluginHealth struct {
@@ -239,8 +105,8 @@ type PluginHealth struct {
 
 // toolEntry is one routable tool.
 type toolEntry struct {
-	def      ToolDef
-	provider ToolProvider
+	def      plugin.ToolDef
+	provider plugin.ToolProvider
 }
 
 // packSource resolves plugin type packs by ID ("<name>/<version>").
@@ -248,9 +114,10 @@ type packSource interface {
 	Pack(ctx context.Context, id string) (*plugin.Pack, error)
 }
 
-// initPlugins wires the extensions of opts: Options.Plugins (every loaded
-// plugin's validators, watchers, tools and packs) and the Go extensions of
-// Options.Validators, Watchers and Tools.
+// initPlugins wires the extensions of opts: the Go extensions of
+// Options.Validators, Watchers and Tools, then every loaded plugin of
+// Options.Plugins as the validator, watcher and tool provider it describes
+// itself as (and its packs).
 func (c *Connector) initPlugins(opts Options) {
 	validators := slices.Clone(opts.Validators)
 	c.watchers = slices.Clone(opts.Watchers)
@@ -258,13 +125,13 @@ func (c *Connector) initPlugins(opts Options) {
 	if reg := opts.Plugins; reg != nil {
 		for _, p := range reg.Plugins() {
 			if len(p.ValidatedTypes()) > 0 {
-				validators = append(validators, PluginValidator(p))
+				validators = append(validators, p)
 			}
 			if len(p.WatchedTypes()) > 0 {
-				c.watchers = append(c.watchers, PluginWatcher(p))
+				c.watchers = append(c.watchers, p)
 			}
 			if len(p.Tools()) > 0 {
-				providers = append(providers, PluginTools(p))
+				providers = append(providers, p)
 			}
 		}
 		c.packs = reg
@@ -278,7 +145,7 @@ func (c *Connector) initPlugins(opts Options) {
 	c.toolIndex = map[string]*toolEntry{}
 	for _, p := range providers {
 		for _, t := range p.Tools() {
-			if c.toolIndex[t.MCPName] != nil || standardTools[t.MCPName] {
+			if c.toolIndex[t.MCPName] != nil || toolcatalog.Has(t.MCPName) {
 				c.log.Warn("plugin tool skipped: its name is taken", "tool", t.MCPName, "provider", p.Name())
 				continue
 			}
@@ -317,7 +184,7 @@ func withProposalResults(schema map[string]any) map[string]any {
 // Tools lists the tools of every provider, sorted by MCP name. A tool
 // whose name is taken (by a standard tool or an earlier provider) is left
 // out.
-func (c *Connector) Tools() []ToolDef { return slices.Clone(c.toolList) }
+func (c *Connector) Tools() []plugin.ToolDef { return slices.Clone(c.toolList) }
 
 // CallTool routes a provider tool call by its MCP name. When the arguments
 // name a room (room_id, and host when needed), the room is resolved (and
@@ -327,12 +194,12 @@ func (c *Connector) Tools() []ToolDef { return slices.Clone(c.toolList) }
 // normal write path for that room (local checks, validators, holds and
 // rejections included), under session sess, and reported in
 // ProposalResults.
-func (c *Connector) CallTool(ctx context.Context, sess SessionID, mcpName string, args json.RawMessage) (*ToolResult, error) {
+func (c *Connector) CallTool(ctx context.Context, sess SessionID, mcpName string, args json.RawMessage) (*PluginToolResult, error) {
 	te := c.toolIndex[mcpName]
 	if te == nil {
 		return nil, errorf(CodeNotFound, "no tool %s", mcpName)
 	}
-	tc := &ToolContext{Self: c.self}
+	tc := &plugin.ToolContext{Self: &plugin.Self{AgentID: c.self}}
 	var probe struct {
 		RoomID string `json:"room_id"`
 		Host   string `json:"host"`
@@ -349,11 +216,12 @@ func (c *Connector) CallTool(ctx context.Context, sess SessionID, mcpName string
 		}
 		if st.Room != nil {
 			rc := c.roomContext(rr.h, st.Room)
-			if s, ok := te.provider.(ToolScoper); ok {
+			if s, ok := te.provider.(plugin.Scoper); ok {
 				if err := c.fillRecords(ctx, rr.row.Key, rc, s.ToolScope(te.def.Name)); err != nil {
 					return nil, wrap(err)
 				}
 			}
+			tc.Self.Role = rc.Self.Role
 			tc.Room = rc
 		}
 	}
@@ -362,12 +230,17 @@ func (c *Connector) CallTool(ctx context.Context, sess SessionID, mcpName string
 		return nil, c.toolFailure(te, err)
 	}
 	if res == nil {
-		res = &ToolResult{}
+		res = &plugin.ToolResult{}
 	}
+	texts := make([]string, len(res.Content))
+	for i, ct := range res.Content {
+		texts[i] = ct.Text
+	}
+	out := &PluginToolResult{Text: strings.Join(texts, "\n"), Structured: res.Structured, IsError: res.IsError}
 	if len(res.Proposals) > 0 {
-		res.ProposalResults = c.submitProposals(ctx, sess, te, rr, res)
+		out.ProposalResults = c.submitProposals(ctx, sess, te, rr, res)
 	}
-	return res, nil
+	return out, nil
 }
 
 // toolFailure maps a provider's failure to the agent's error: bad
@@ -391,9 +264,9 @@ func (c *Connector) toolFailure(te *toolEntry, err error) *Error {
 
 // submitProposals submits a tool result's proposals, in order, through the
 // write path of the room the tool's arguments named.
-func (c *Connector) submitProposals(ctx context.Context, sess SessionID, te *toolEntry, rr *roomRef, res *ToolResult) []ProposalResult {
+func (c *Connector) submitProposals(ctx context.Context, sess SessionID, te *toolEntry, rr *roomRef, res *plugin.ToolResult) []ProposalResult {
 	out := make([]ProposalResult, 0, len(res.Proposals))
-	pr, _ := te.provider.(Proposer)
+	pr, _ := te.provider.(plugin.Proposer)
 	for i, p := range res.Proposals {
 		r := ProposalResult{Index: i, Type: p.Type}
 		refuse := func(code, format string, args ...any) {
@@ -425,7 +298,9 @@ func (c *Connector) submitProposals(ctx context.Context, sess SessionID, te *too
 
 // submitProposal writes one proposal as the agent would with
 // agent_protocols_room_submit_event (default base, on_head_mismatch hold).
-func (c *Connector) submitProposal(ctx context.Context, sess SessionID, rr *roomRef, p Proposal) (*WriteResult, error) {
+// The payload must be a JSON object (a plugin's always is: its output
+// schema says so); nil means {}.
+func (c *Connector) submitProposal(ctx context.Context, sess SessionID, rr *roomRef, p plugin.Proposal) (*WriteResult, error) {
 	if !adp.ValidTypeName(p.Type) {
 		return nil, invalid("type %q is not an event type name", p.Type)
 	}
@@ -513,7 +388,7 @@ func (c *Connector) pluginHealth() []PluginHealth {
 func healthView(h plugin.Health) PluginHealth {
 	v := PluginHealth{Name: h.Name, Version: h.Version, SHA256: h.Digest, State: "loaded", Loaded: h.Loaded,
 		Grants: h.Grants, Tools: []string{}, Calls: h.Calls, Failures: h.Failures, ConsecutiveFailures: h.ConsecutiveFailures,
-		FailuresByCode: h.FailuresByCode, LastError: room.Truncate(h.LastError, 1000), LastErrorCode: string(h.LastErrorCode)}
+		FailuresByCode: h.FailuresByCode, LastError: text.Truncate(h.LastError, 1000), LastErrorCode: string(h.LastErrorCode)}
 	if !h.Loaded {
 		v.State = "closed"
 	}
@@ -527,26 +402,44 @@ func healthView(h plugin.Health) PluginHealth {
 }
 
 // roomContext builds the plugin view of a verified room (no records).
-func (c *Connector) roomContext(h *hostState, r *adp.Room) *RoomContext {
-	rc := &RoomContext{RoomID: r.ID, Host: h.origin, Status: string(r.StatusAt(c.nowMS())), Creator: r.Creator,
-		HeadSeq: r.Head.Seq, HeadHash: r.Head.Hash, Self: c.self, Members: []PluginMember{}, Types: []PluginType{}}
+func (c *Connector) roomContext(h *hostState, r *adp.Room) *plugin.RoomContext {
+	rc := &plugin.RoomContext{RoomID: r.ID, Host: h.origin, Status: string(r.StatusAt(c.nowMS())), Creator: r.Creator,
+		Head: &plugin.Head{Seq: r.Head.Seq, Hash: r.Head.Hash}, Self: &plugin.Self{AgentID: c.self}}
 	if m, ok := r.Members[c.self]; ok && m.Active {
-		rc.SelfRole = string(m.Role)
+		rc.Self.Role = string(m.Role)
 	}
 	for _, m := range r.ActiveMembers() {
-		rc.Members = append(rc.Members, PluginMember{AgentID: m.AgentID, Role: string(m.Role), Perspective: m.Perspective})
+		rc.Members = append(rc.Members, plugin.Member{AgentID: m.AgentID, Role: string(m.Role), Perspective: m.Perspective})
 	}
 	for _, d := range r.Types {
-		rc.Types = append(rc.Types, PluginType{Type: d.Type, Kind: string(d.Kind), Status: string(d.Status)})
+		rc.Types = append(rc.Types, plugin.TypeInfo{Type: d.Type, Kind: string(d.Kind), Status: string(d.Status)})
 	}
 	return rc
 }
 
+// roomCopy returns a copy of rc for one extension's call, with its own
+// head and self, so that what one extension does to its context does not
+// reach the next one's.
+func roomCopy(rc *plugin.RoomContext) *plugin.RoomContext {
+	out := *rc
+	if rc.Head != nil {
+		head := *rc.Head
+		out.Head = &head
+	}
+	if rc.Self != nil {
+		self := *rc.Self
+		out.Self = &self
+	}
+	return &out
+}
+
 // validate runs the validators of an event type, each with a room context
-// holding the records of its scope. It returns nil when every validator
-// accepts. A validator that fails (or whose records cannot be read)
-// refuses the write: its types fail closed, nothing else is affected.
-func (c *Connector) validate(ctx context.Context, h *hostState, key int64, r *adp.Room, p Proposal) *Error {
+// of room r holding the records of its scope. It returns nil when every
+// validator accepts. A validator that fails (or whose records cannot be
+// read) refuses the write: its types fail closed, nothing else is affected.
+// Refusals name the validator by its Name (FieldError.Plugin is not
+// trusted).
+func (c *Connector) validate(ctx context.Context, h *hostState, key int64, r *adp.Room, p plugin.Proposal) *Error {
 	vs := c.validators[p.Type]
 	if len(vs) == 0 {
 		return nil
@@ -554,14 +447,14 @@ func (c *Connector) validate(ctx context.Context, h *hostState, key int64, r *ad
 	base := c.roomContext(h, r)
 	var errs []any
 	for _, v := range vs {
-		rc := *base
-		if s, ok := v.(ValidateScoper); ok {
-			if err := c.fillRecords(ctx, key, &rc, s.ValidateScope(p)); err != nil {
+		rc := roomCopy(base)
+		if s, ok := v.(plugin.Scoper); ok {
+			if err := c.fillRecords(ctx, key, rc, s.ValidateScope(p)); err != nil {
 				c.pluginFailed(v.Name(), err)
 				return failedClosed(v.Name(), p.Type, err)
 			}
 		}
-		fes, err := v.ValidateEvent(ctx, p, &rc)
+		fes, err := v.ValidateEvent(ctx, p, rc)
 		if err != nil {
 			if errors.Is(err, context.Canceled) || plugin.CodeOf(err) == plugin.CodeCanceled {
 				return &Error{Code: CodePluginFailed, Message: "the call was canceled while " + v.Name() + " validated it", Err: err}
@@ -570,7 +463,7 @@ func (c *Connector) validate(ctx context.Context, h *hostState, key int64, r *ad
 			return failedClosed(v.Name(), p.Type, err)
 		}
 		for _, fe := range fes {
-			errs = append(errs, map[string]any{"plugin": v.Name(), "path": fe.Path, "message": room.Truncate(fe.Message, 500)})
+			errs = append(errs, map[string]any{"plugin": v.Name(), "path": fe.Path, "message": text.Truncate(fe.Message, 500)})
 		}
 	}
 	if len(errs) == 0 {
@@ -581,7 +474,7 @@ func (c *Connector) validate(ctx context.Context, h *hostState, key int64, r *ad
 
 // failedClosed is the refusal of a write whose validator failed.
 func failedClosed(name, typ string, err error) *Error {
-	msg := room.Truncate(err.Error(), 500)
+	msg := text.Truncate(err.Error(), 500)
 	data := map[string]any{"errors": []any{map[string]any{"plugin": name, "path": "", "message": msg}}, "local": true, "fail_closed": true}
 	if code := plugin.CodeOf(err); code != "" {
 		data["plugin_code"] = string(code)
@@ -591,7 +484,11 @@ func failedClosed(name, typ string, err error) *Error {
 }
 
 // watch runs the watchers over an applied batch and returns their items,
-// completed from the records.
+// completed from the records. A watcher's items are untrusted: an item is
+// kept only when its Seq names a record of the batch of a type the watcher
+// watches, and of it only Summary, Priority, RequiresResponse, Reason and
+// SuggestedTools are used, bounded; everything else comes from the record
+// and the watcher's Name.
 func (c *Connector) watch(ctx context.Context, h *hostState, r *adp.Room, applied []room.Applied) []room.InboxItem {
 	if len(c.watchers) == 0 || len(applied) == 0 {
 		return nil
@@ -600,14 +497,14 @@ func (c *Connector) watch(ctx context.Context, h *hostState, r *adp.Room, applie
 	for i := range applied {
 		bySeq[applied[i].Record.Seq] = &applied[i]
 	}
-	var rc *RoomContext
+	var rc *plugin.RoomContext
 	var out []room.InboxItem
 	for _, w := range c.watchers {
 		watched := map[string]bool{}
 		for _, t := range w.WatchedTypes() {
 			watched[t] = true
 		}
-		var recs []WatchRecord
+		var recs []plugin.Record
 		for _, a := range applied {
 			rec := a.Record
 			if rec.IsRedacted() || !watched[rec.Type()] {
@@ -615,7 +512,7 @@ func (c *Connector) watch(ctx context.Context, h *hostState, r *adp.Room, applie
 			}
 			ev := &rec.Envelope.Event
 			payload, _ := json.Marshal(ev.Payload)
-			recs = append(recs, WatchRecord{Seq: rec.Seq, EventID: rec.EnvelopeHash(), Type: ev.Type, Actor: ev.Actor,
+			recs = append(recs, plugin.Record{Seq: rec.Seq, EventID: rec.EnvelopeHash(), Type: ev.Type, Actor: ev.Actor,
 				CreatedAt: ev.CreatedAt, AcceptedAt: rec.AcceptedAt, Mentions: ev.Mentions, Payload: payload})
 		}
 		if len(recs) == 0 {
@@ -624,7 +521,7 @@ func (c *Connector) watch(ctx context.Context, h *hostState, r *adp.Room, applie
 		if rc == nil {
 			rc = c.roomContext(h, r)
 		}
-		items, err := w.Watch(ctx, recs, rc)
+		items, err := w.Watch(ctx, recs, roomCopy(rc))
 		if err != nil {
 			c.pluginFailed(w.Name(), err)
 			continue
@@ -644,7 +541,7 @@ func (c *Connector) watch(ctx context.Context, h *hostState, r *adp.Room, applie
 					tools = append(tools, t)
 				}
 			}
-			reason := room.Truncate(strings.TrimSpace(wi.Reason), 64)
+			reason := text.Truncate(strings.TrimSpace(wi.Reason), 64)
 			if reason == "" {
 				reason = "watched_event"
 			}
@@ -664,5 +561,5 @@ func (c *Connector) watch(ctx context.Context, h *hostState, r *adp.Room, applie
 // toolExists reports whether a tool name is one of the standard tools or a
 // provider's.
 func (c *Connector) toolExists(name string) bool {
-	return standardTools[name] || c.toolIndex[name] != nil
+	return toolcatalog.Has(name) || c.toolIndex[name] != nil
 }

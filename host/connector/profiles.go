@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"apconnect/host/client"
 	"apconnect/host/config"
@@ -47,6 +48,9 @@ func (c *Connector) profileService(origin string) (*client.ProfileService, error
 		if err2 != nil {
 			return nil, wrap(err2)
 		}
+		c.profMu.Lock()
+		c.profileHTTP = append(c.profileHTTP, hcl)
+		c.profMu.Unlock()
 		cl, err = client.NewProfileService(norm, hcl, c.opts.Client)
 	}
 	if err != nil {
@@ -197,21 +201,22 @@ func memberProfile(p *store.Profile) *MemberProfile {
 	return mp
 }
 
-// attachProfiles fills the profiles of member views (at most 8 fetched at
-// once; a member whose profile cannot be verified gets none).
+// maxProfileFetches bounds the profile fetches in flight for one call.
+const maxProfileFetches = 8
+
+// attachProfiles fills the profiles of member views (at most
+// maxProfileFetches fetched at once; a member whose profile cannot be verified gets none).
 func (c *Connector) attachProfiles(ctx context.Context, h *hostState, views []RoomMemberView) {
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
+	var g errgroup.Group
+	g.SetLimit(maxProfileFetches)
 	for i := range views {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(v *RoomMemberView) {
-			defer wg.Done()
-			defer func() { <-sem }()
+		v := &views[i]
+		g.Go(func() error {
 			if p, err := c.verifiedProfile(ctx, h, v.AgentID); err == nil {
 				v.Profile = memberProfile(p)
 			}
-		}(&views[i])
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // every fetch returns nil: an unverifiable profile is left out
 }

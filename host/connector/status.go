@@ -62,8 +62,21 @@ func storedStatus(v AgentStatus) (store.Status, error) {
 // AgentStatusList is agent_protocols_agent_status_list: the room's current
 // unexpired agent statuses, read from the host (an authenticated read,
 // nothing signed) or from the connector's recent copy (kept current by live
-// room.agent_status items) unless refresh.
+// room.agent_status items) unless refresh. With agent_id (0.12.6) it lists
+// that agent's status only, as agent_status_get reads it (none: an empty
+// list).
 func (c *Connector) AgentStatusList(ctx context.Context, sess SessionID, in AgentStatusListInput) (*AgentStatusListResult, error) {
+	if in.AgentID != "" {
+		one, err := c.AgentStatusGet(ctx, sess, AgentStatusGetInput(in))
+		if err != nil {
+			return nil, err
+		}
+		out := &AgentStatusListResult{Statuses: []AgentStatus{}, Sync: one.Sync}
+		if one.Status != nil {
+			out.Statuses = append(out.Statuses, *one.Status)
+		}
+		return out, nil
+	}
 	rr, err := c.statusRoom(ctx, in.Host, in.RoomID)
 	if err != nil {
 		return nil, err

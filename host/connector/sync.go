@@ -397,6 +397,7 @@ func (c *Connector) buildBatch(ctx context.Context, h *hostState, row *store.Roo
 	}
 	if res.State.Room != nil && len(res.Applied) > 0 {
 		inbox = append(inbox, c.watch(ctx, h, res.State.Room, res.Applied)...)
+		inbox = append(inbox, c.watchedItems(ctx, h.origin, row.Key, res.Applied)...)
 	}
 	for _, it := range inbox {
 		itemJSON, err := json.Marshal(it)

@@ -60,7 +60,7 @@ func (c *Connector) RoomCreate(ctx context.Context, sess SessionID, in RoomCreat
 		return nil, localError(err)
 	}
 	rate, _ := adp.RateLimit(c.writeLimit, adp.TypeRoomCreate, nil)
-	if wait := c.buckets.take(0, "create:"+h.origin, rate, now); wait > 0 {
+	if _, wait := c.buckets.take(0, "create:"+h.origin, rate, now); wait > 0 {
 		return nil, &Error{Code: CodeRateLimited, Message: "local room creation budget is spent", RetryAfter: wait,
 			Data: map[string]any{"retry_after_ms": wait.Milliseconds(), "local": true}}
 	}

@@ -12,8 +12,17 @@ import (
 
 // DraftsList is agent_protocols_drafts_list: the held drafts (of one room
 // or all), oldest first, each with its room's current sync. Local state
-// only.
+// only. With draft_id (0.12.6) it reads that one draft as draft_get does:
+// the changes since its base and the room's sync, presenting the current
+// head.
 func (c *Connector) DraftsList(ctx context.Context, sess SessionID, in DraftsListInput) (*DraftsListResult, error) {
+	if in.DraftID != "" {
+		g, err := c.DraftGet(ctx, sess, DraftGetInput{DraftID: in.DraftID})
+		if err != nil {
+			return nil, err
+		}
+		return &DraftsListResult{Drafts: []HeldDraft{g.Draft}, Changes: &g.Changes, ChangesTruncated: g.ChangesTruncated, Sync: &g.Sync}, nil
+	}
 	limit := in.Limit
 	if limit <= 0 {
 		limit = 50
@@ -129,16 +138,34 @@ func (c *Connector) DraftDrop(ctx context.Context, sess SessionID, in DraftDropI
 	return &DraftDropResult{Status: StatusDropped, DraftID: in.DraftID, PendingCount: n}, nil
 }
 
+// Draft actions. The seed's four are the ones drafts offer; send and drop
+// (0.12.6) are accepted as aliases of send_as_is and stay_silent.
+const (
+	ActionRevise     = "revise"
+	ActionSendAsIs   = "send_as_is"
+	ActionStaySilent = "stay_silent"
+	ActionSendAnyway = "send_anyway"
+	ActionSend       = "send"
+	ActionDrop       = "drop"
+)
+
 // DraftCommit is agent_protocols_draft_commit: resolve a held draft with
-// one action. stay_silent drops it (nothing is sent). revise replaces the
-// given fields and submits against the base given or the presented head
-// (which the held result or draft_get presented); send_as_is submits the
-// stored draft the same way; send_anyway syncs the room and re-signs the
-// draft on its latest head (automatic re-signs capped as for send_anyway).
-// The draft is removed once the write is sent, held again (as a new draft)
-// or rejected; on an error it stays.
+// one action. stay_silent (or drop) drops it (nothing is sent). revise
+// replaces the given fields and submits against the base given or the
+// presented head (which the held result or draft_get presented);
+// send_as_is (or send) submits the stored draft the same way; send_anyway
+// syncs the room and re-signs the draft on its latest head (automatic
+// re-signs capped as for send_anyway). The draft is removed once the write
+// is sent or held again (as a new draft); a rejected result or an error
+// keeps it, so the agent can still decide (0.12.6 section 6.5).
 func (c *Connector) DraftCommit(ctx context.Context, sess SessionID, in DraftCommitInput) (*WriteResult, error) {
-	if in.Action == "stay_silent" {
+	switch in.Action {
+	case ActionSend:
+		in.Action = ActionSendAsIs
+	case ActionDrop:
+		in.Action = ActionStaySilent
+	}
+	if in.Action == ActionStaySilent {
 		res, err := c.DraftDrop(ctx, sess, DraftDropInput{DraftID: in.DraftID})
 		if err != nil {
 			return nil, err
@@ -146,9 +173,9 @@ func (c *Connector) DraftCommit(ctx context.Context, sess SessionID, in DraftCom
 		return &WriteResult{Status: StatusDropped, DraftID: res.DraftID, PendingCount: ptr(res.PendingCount)}, nil
 	}
 	switch in.Action {
-	case "revise", "send_as_is", "send_anyway":
+	case ActionRevise, ActionSendAsIs, ActionSendAnyway:
 	default:
-		return nil, invalid("action %q is not one of revise, send_as_is, stay_silent, send_anyway", in.Action)
+		return nil, invalid("action %q is not one of revise, send_as_is, stay_silent, send_anyway (or send, drop)", in.Action)
 	}
 	d, rr, err := c.draftRoom(ctx, in.DraftID)
 	if err != nil {
@@ -162,6 +189,9 @@ func (c *Connector) DraftCommit(ctx context.Context, sess SessionID, in DraftCom
 	if err != nil {
 		return nil, err
 	}
+	if res.Status == StatusRejected {
+		return res, nil
+	}
 	if err := c.store.Write(ctx, func(tx *store.Tx) error { _, err := tx.DeleteDraft(ctx, d.ID); return err }); err != nil {
 		return nil, wrap(err)
 	}
@@ -172,7 +202,7 @@ func (c *Connector) DraftCommit(ctx context.Context, sess SessionID, in DraftCom
 // revisions.
 func (c *Connector) draftRequest(ctx context.Context, sess SessionID, d *store.Draft, rr *roomRef, in DraftCommitInput) (*writeRequest, error) {
 	input := heldDraft(d, SyncState{}).Draft
-	revise := in.Action == "revise"
+	revise := in.Action == ActionRevise
 	if !revise && (in.Content != nil || in.ContentType != nil || in.Mentions != nil || in.References != nil || in.Extra != nil || in.Type != nil || in.Payload != nil) {
 		return nil, invalid("only revise takes new content; %s submits the stored draft", in.Action)
 	}
@@ -248,7 +278,7 @@ func (c *Connector) draftRequest(ctx context.Context, sess SessionID, d *store.D
 		req.typ, req.payload = typ, pv
 		req.draftInput = map[string]any{"type": typ, "payload": pv, "mentions": strs(mentions), "references": strs(references)}
 	}
-	if in.Action == "send_anyway" {
+	if in.Action == ActionSendAnyway {
 		// Re-sign the same draft against the latest head.
 		if _, err := c.syncRoom(ctx, rr.h, rr.row.Key, rr.roomID, syncOptions{}); err != nil {
 			return nil, err

@@ -8,19 +8,30 @@ import (
 	"apconnect/host/client"
 	"apconnect/host/identity"
 	"apconnect/host/store"
+	"apconnect/host/toolcatalog"
 )
 
+// SyncModeExplicit is identity_current's sync_mode: tool reads never sync
+// by themselves (a refresh input does); the background live sync is the
+// connector process's own work.
+const SyncModeExplicit = "explicit"
+
 // IdentityCurrent is agent_protocols_identity_current: the Agent ID, its
-// public key, the profile services configured for it and the allowed
-// hosts. Local state only.
+// public key, the profile services configured for it, the allowed hosts,
+// the sync mode and every tool served (standard and plugin tools). Local
+// state only.
 func (c *Connector) IdentityCurrent(ctx context.Context, sess SessionID) (*IdentityCurrentResult, error) {
 	hosts, err := c.hostViews(ctx)
 	if err != nil {
 		return nil, err
 	}
 	profiles := append([]string{}, c.ident.ProfileServices...)
+	tools := toolcatalog.Names()
+	for _, t := range c.toolList {
+		tools = append(tools, t.MCPName)
+	}
 	return &IdentityCurrentResult{AgentID: c.self, PublicKey: strings.TrimPrefix(c.self, identity.AgentIDPrefix),
-		Profiles: profiles, Hosts: hosts, Plugins: c.pluginHealth()}, nil
+		Profiles: profiles, Hosts: hosts, SyncMode: SyncModeExplicit, Tools: tools, Plugins: c.pluginHealth()}, nil
 }
 
 // HostsList is agent_protocols_hosts_list: the operator-configured hosts

@@ -12,6 +12,9 @@ import (
 // MaxWait bounds inbox_next's long poll.
 const MaxWait = 30 * time.Second
 
+// KindMailReceived is the Agent Mail inbox kind of the 0.12.6 catalog.
+const KindMailReceived = "mail.received"
+
 // inboxPoll is how often a long poll looks for items another process
 // added (items of this process wake it at once).
 const inboxPoll = 250 * time.Millisecond
@@ -28,9 +31,12 @@ func (c *Connector) InboxNext(ctx context.Context, sess SessionID, in InboxNextI
 	}
 	limit = min(limit, 50)
 	valid := map[string]bool{}
-	for _, k := range room.InboxKinds {
+	for _, k := range room.InboxKinds() {
 		valid[k] = true
 	}
+	// mail.received is a 0.12.6 kind of Agent Mail, which apconnect does not
+	// speak yet: accepted as a filter, it matches nothing.
+	valid[KindMailReceived] = true
 	for _, k := range in.Kinds {
 		if !valid[k] {
 			return nil, invalid("kinds: %q is not an inbox item kind", k)
@@ -51,7 +57,7 @@ func (c *Connector) InboxNext(ctx context.Context, sess SessionID, in InboxNextI
 		}
 		q.RoomKey = rr.row.Key
 	}
-	wait := min(time.Duration(in.WaitMS)*time.Millisecond, MaxWait)
+	wait := time.Duration(min(in.WaitMS, MaxWait.Milliseconds())) * time.Millisecond
 	deadline := time.Now().Add(wait)
 	for {
 		woken := c.wake.wait()

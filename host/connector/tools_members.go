@@ -12,9 +12,14 @@ import (
 
 // RoomMembersList is agent_protocols_room_members_list: the room's members
 // as materialized from its verified records (current and past, banned
-// included), filtered by status and role. Local state; include_profiles
-// reads verified profiles (descriptive only) from profile services.
+// included), filtered by agent_id, status and role. Local state;
+// include_profiles reads verified profiles (descriptive only) from profile
+// services. With agent_id the member must exist (member_not_found), and
+// include_recent_activity adds its 10 newest timeline items, newest first.
 func (c *Connector) RoomMembersList(ctx context.Context, sess SessionID, in RoomMembersListInput) (*RoomMembersListResult, error) {
+	if in.AgentID != "" && !identity.ValidAgentID(in.AgentID) {
+		return nil, invalid("agent_id %q is not a valid Agent ID", in.AgentID)
+	}
 	rr, err := c.resolve(ctx, in.Host, in.RoomID, true)
 	if err != nil {
 		return nil, err
@@ -46,6 +51,9 @@ func (c *Connector) RoomMembersList(ctx context.Context, sess SessionID, in Room
 	}
 	var all []RoomMemberView
 	for _, v := range room.Members(st.Room) {
+		if in.AgentID != "" && v.AgentID != in.AgentID {
+			continue
+		}
 		if in.Status != "" && in.Status != "all" && v.Status != in.Status {
 			continue
 		}
@@ -53,6 +61,11 @@ func (c *Connector) RoomMembersList(ctx context.Context, sess SessionID, in Room
 			continue
 		}
 		all = append(all, v)
+	}
+	if in.AgentID != "" && len(all) == 0 {
+		if _, ok := room.Member(st.Room, in.AgentID); !ok {
+			return nil, &Error{Code: CodeMemberNotFound, Message: "room " + rr.roomID + " has no member " + in.AgentID}
+		}
 	}
 	out := &RoomMembersListResult{Members: []RoomMemberView{}}
 	if offset < len(all) {
@@ -64,6 +77,11 @@ func (c *Connector) RoomMembersList(ctx context.Context, sess SessionID, in Room
 	}
 	if in.IncludeProfiles {
 		c.attachProfiles(ctx, rr.h, out.Members)
+	}
+	if in.AgentID != "" && in.IncludeRecentActivity {
+		if out.Recent, err = c.recentActivity(ctx, rr.row.Key, in.AgentID); err != nil {
+			return nil, err
+		}
 	}
 	out.Sync, err = c.syncState(ctx, c.store.Read(), rr, sess)
 	if err != nil {
@@ -101,23 +119,30 @@ func (c *Connector) RoomMemberGet(ctx context.Context, sess SessionID, in RoomMe
 		out.Member = views[0]
 	}
 	if in.IncludeRecentActivity {
-		evs, err := c.store.Read().Timeline(ctx, rr.row.Key, store.TimelineQuery{Actors: []string{in.AgentID}, Limit: 10, Newest: true})
-		if err != nil {
-			return nil, wrap(err)
+		if out.Recent, err = c.recentActivity(ctx, rr.row.Key, in.AgentID); err != nil {
+			return nil, err
 		}
-		recent, err := items(evs, false)
-		if err != nil {
-			return nil, wrap(err)
-		}
-		// Newest first.
-		for i, j := 0, len(recent)-1; i < j; i, j = i+1, j-1 {
-			recent[i], recent[j] = recent[j], recent[i]
-		}
-		out.Recent = recent
 	}
 	out.Sync, err = c.syncState(ctx, c.store.Read(), rr, sess)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// recentActivity returns an agent's 10 newest timeline items in a room,
+// newest first.
+func (c *Connector) recentActivity(ctx context.Context, key int64, agentID string) ([]TimelineItem, error) {
+	evs, err := c.store.Read().Timeline(ctx, key, store.TimelineQuery{Actors: []string{agentID}, Limit: 10, Newest: true})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	recent, err := items(evs, false)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	for i, j := 0, len(recent)-1; i < j; i, j = i+1, j-1 {
+		recent[i], recent[j] = recent[j], recent[i]
+	}
+	return recent, nil
 }

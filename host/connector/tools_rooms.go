@@ -29,30 +29,59 @@ func (c *Connector) RoomsSearch(ctx context.Context, sess SessionID, in RoomsSea
 	}
 	out := &RoomsResult{Rooms: []RoomSummary{}, NextCursor: page.NextCursor}
 	for _, r := range page.Items {
-		s := RoomSummary{RoomID: r.ID, Host: h.origin, Topic: r.Topic, Status: string(r.Status), Visibility: string(r.Visibility),
-			StartTime: r.StartTime, EndTime: r.EndTime, Tags: append([]string{}, r.Tags...), Language: r.Language}
-		if s.Status == "" {
-			s.Status = "unknown"
-		}
-		if row, err := c.store.Read().RoomAt(ctx, h.origin, r.ID); err == nil {
-			s.Known = true
-			s.PendingInboxCount = max(row.PendingInbox, 0)
-			if row.SelfState == "active" {
-				s.Role = ptr(row.SelfRole)
-			}
-			if n, err := c.store.Read().UnreadCount(ctx, row.Key, row.ReadSeq, c.self); err == nil {
-				s.UnreadCount = n
-			}
-		}
-		out.Rooms = append(out.Rooms, s)
+		out.Rooms = append(out.Rooms, c.remoteSummary(ctx, h, r))
 	}
 	return out, nil
 }
 
-// RoomsList is agent_protocols_rooms_list: the rooms known locally, with
-// the agent's role and each room's unread and pending inbox counts. Local
-// state only.
+// RoomsList is agent_protocols_rooms_list. Scope known (the default) lists
+// the rooms known locally, with the agent's role and each room's unread and
+// pending inbox counts (local state only; host narrows it to one host).
+// Scope public reads a host's public directory, as rooms_search does; scope
+// mine reads the host's list of the agent's rooms (an authenticated read),
+// with the host's membership and role of each.
 func (c *Connector) RoomsList(ctx context.Context, sess SessionID, in RoomsListInput) (*RoomsResult, error) {
+	publicOnly := in.Tag != "" || in.Keyword != "" || in.Creator != "" || in.StartsAfter != nil || in.EndsBefore != nil || in.Language != ""
+	switch in.Scope {
+	case "", ScopeKnown, ScopeMine:
+		if publicOnly {
+			return nil, invalid("tag, keyword, creator, starts_after, ends_before and language need scope public")
+		}
+	case ScopePublic:
+	default:
+		return nil, invalid("scope %q is not one of known, public, mine", in.Scope)
+	}
+	if (in.Membership == "invited" || in.Membership == "left") && in.Scope != ScopeMine {
+		return nil, invalid("membership %s needs scope mine (the host knows it, local state does not)", in.Membership)
+	}
+	switch in.Scope {
+	case ScopePublic:
+		if in.Host == "" {
+			return nil, invalid("scope public needs host")
+		}
+		if in.Membership != "" {
+			return nil, invalid("membership filters scope known or mine, not public")
+		}
+		q := RoomsSearchInput{Host: in.Host, Status: in.Status, Tag: in.Tag, Keyword: in.Keyword, Creator: in.Creator,
+			Language: in.Language, Limit: in.Limit, Cursor: in.Cursor}
+		if in.StartsAfter != nil {
+			q.StartsAfter = *in.StartsAfter
+		}
+		if in.EndsBefore != nil {
+			q.EndsBefore = *in.EndsBefore
+		}
+		return c.RoomsSearch(ctx, sess, q)
+	case ScopeMine:
+		return c.myRooms(ctx, in)
+	}
+	var hostFilter string
+	if in.Host != "" {
+		h, err := c.host(in.Host)
+		if err != nil {
+			return nil, err
+		}
+		hostFilter = h.origin
+	}
 	limit := in.Limit
 	if limit <= 0 {
 		limit = 50
@@ -69,10 +98,10 @@ func (c *Connector) RoomsList(ctx context.Context, sess SessionID, in RoomsListI
 	switch in.Membership {
 	case "", "all", "member", "creator", "moderator", "pending":
 	default:
-		return nil, invalid("membership %q is not one of member, creator, moderator, pending, all", in.Membership)
+		return nil, invalid("membership %q is not one of member, creator, moderator, pending, invited, left, all", in.Membership)
 	}
 	rows, err := c.store.Read().ListRooms(ctx, store.RoomFilter{Membership: in.Membership, Status: in.Status, Now: c.nowMS(),
-		AfterKey: after, Limit: limit + 1})
+		Host: hostFilter, AfterKey: after, Limit: limit + 1})
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -89,6 +118,58 @@ func (c *Connector) RoomsList(ctx context.Context, sess SessionID, in RoomsListI
 		out.Rooms = append(out.Rooms, s)
 	}
 	return out, nil
+}
+
+// myRooms is rooms_list with scope mine: GET {my_rooms} with a request JWT,
+// each item summarized with the host's membership and role (and the local
+// counts of rooms known locally).
+func (c *Connector) myRooms(ctx context.Context, in RoomsListInput) (*RoomsResult, error) {
+	if in.Host == "" {
+		return nil, invalid("scope mine needs host")
+	}
+	h, err := c.host(in.Host)
+	if err != nil {
+		return nil, err
+	}
+	limit := in.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	page, err := h.client.MyRooms(ctx, client.MyRoomsQuery{Status: in.Status, Membership: in.Membership, Limit: min(limit, 100), Cursor: in.Cursor})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	out := &RoomsResult{Rooms: []RoomSummary{}, NextCursor: page.NextCursor}
+	for _, r := range page.Items {
+		s := c.remoteSummary(ctx, h, &r.RoomResource)
+		s.Membership = r.Membership
+		if r.Role != "" {
+			s.Role = ptr(string(r.Role))
+		}
+		out.Rooms = append(out.Rooms, s)
+	}
+	return out, nil
+}
+
+// remoteSummary summarizes a room resource read from a host, with the local
+// counts when the room is known locally.
+func (c *Connector) remoteSummary(ctx context.Context, h *hostState, r *client.RoomResource) RoomSummary {
+	s := RoomSummary{RoomID: r.ID, Host: h.origin, Topic: r.Topic, Status: string(r.Status), Visibility: string(r.Visibility),
+		StartTime: r.StartTime, EndTime: r.EndTime, Tags: append([]string{}, r.Tags...), Language: r.Language}
+	if s.Status == "" {
+		s.Status = "unknown"
+	}
+	if row, err := c.store.Read().RoomAt(ctx, h.origin, r.ID); err == nil {
+		s.Known = true
+		s.PendingInboxCount = max(row.PendingInbox, 0)
+		if row.SelfState == "active" {
+			s.Role = ptr(row.SelfRole)
+		}
+		if n, err := c.store.Read().UnreadCount(ctx, row.Key, row.ReadSeq, c.self); err == nil {
+			s.UnreadCount = n
+		}
+	}
+	return s
 }
 
 // RoomOpen is agent_protocols_room_open: fetch a room's resource and
@@ -123,10 +204,12 @@ func (c *Connector) RoomOpen(ctx context.Context, sess SessionID, in RoomOpenInp
 			return nil, wrap(err)
 		}
 	}
-	if !rr.row.HasSnapshot || in.Refresh {
-		if _, err := c.syncRoom(ctx, rr.h, rr.row.Key, rr.roomID, syncOptions{resource: true, resync: in.Refresh}); err != nil {
-			return nil, err
-		}
+	// Opening reads the host every time: a known room is brought up to date
+	// (a process that does not follow rooms live, such as apconnect call,
+	// would otherwise answer from an old copy); refresh also re-reads past a
+	// verification failure.
+	if _, err := c.syncRoom(ctx, rr.h, rr.row.Key, rr.roomID, syncOptions{resource: true, resync: in.Refresh}); err != nil {
+		return nil, err
 	}
 	if err := c.reload(ctx, rr); err != nil {
 		return nil, err
@@ -149,13 +232,23 @@ func (c *Connector) RoomOpen(ctx context.Context, sess SessionID, in RoomOpenInp
 
 // RoomState is agent_protocols_room_state: the room's materialized state
 // from local verified records (the contract, the agent's membership, the
-// member count, the active turn; the full type registry with
-// include_types). refresh syncs from the host first. It presents the
+// member counts, the active turn, the type registry: full definitions
+// unless include_types is false). A room not known locally is opened from
+// its host first; refresh syncs from the host. subscribe sets (true) or
+// clears (false) the live-follow flag, as room_open does. It presents the
 // room's current head.
 func (c *Connector) RoomState(ctx context.Context, sess SessionID, in RoomStateInput) (*RoomStateResult, error) {
 	rr, err := c.resolve(ctx, in.Host, in.RoomID, true)
 	if err != nil {
 		return nil, err
+	}
+	if in.Subscribe != nil {
+		if err := c.store.Write(ctx, func(tx *store.Tx) error {
+			return tx.SetSubscribed(ctx, rr.row.Key, *in.Subscribe, c.nowMS())
+		}); err != nil {
+			return nil, wrap(err)
+		}
+		c.live.kick()
 	}
 	if in.Refresh {
 		if _, err := c.syncRoom(ctx, rr.h, rr.row.Key, rr.roomID, syncOptions{resource: true, resync: true}); err != nil {
@@ -176,5 +269,6 @@ func (c *Connector) RoomState(ctx context.Context, sess SessionID, in RoomStateI
 	if err != nil {
 		return nil, err
 	}
-	return &RoomStateResult{Room: c.roomView(ctx, rr.h.origin, rr.row, st, in.IncludeTypes, sync.UnreadCount), Sync: sync}, nil
+	full := in.IncludeTypes == nil || *in.IncludeTypes
+	return &RoomStateResult{Room: c.roomView(ctx, rr.h.origin, rr.row, st, full, sync.UnreadCount), Sync: sync, ActiveTurn: st.ActiveTurn}, nil
 }

@@ -12,7 +12,9 @@ import (
 // after the read cursor and mark_read moves it through the last item
 // returned (resolving the room.message.new inbox items it covers). refresh
 // syncs from the host first. An unfiltered read contiguous with the
-// presented head presents the head in force after its last item.
+// presented head presents the head in force after its last item. source
+// remote (0.12.6) reads the room's whole history from its host instead and
+// verifies it from genesis (see remoteTimeline).
 func (c *Connector) RoomTimeline(ctx context.Context, sess SessionID, in RoomTimelineInput) (*RoomTimelineResult, error) {
 	for _, a := range in.Actors {
 		if !identity.ValidAgentID(a) {
@@ -21,6 +23,13 @@ func (c *Connector) RoomTimeline(ctx context.Context, sess SessionID, in RoomTim
 	}
 	if in.AfterSeq < 0 || in.BeforeSeq < 0 {
 		return nil, invalid("after_seq and before_seq must not be negative")
+	}
+	switch in.Source {
+	case "", SourceLocal:
+	case SourceRemote:
+		return c.remoteTimeline(ctx, sess, in)
+	default:
+		return nil, invalid("source %q is not local or remote", in.Source)
 	}
 	rr, err := c.resolve(ctx, in.Host, in.RoomID, true)
 	if err != nil {
@@ -114,6 +123,11 @@ func (c *Connector) RoomTimeline(ctx context.Context, sess SessionID, in RoomTim
 		return nil, err
 	}
 	out.UnreadCount = out.Sync.UnreadCount
+	out.History = TimelineHistory{Source: SourceLocal, LastSeq: rr.row.SyncedSeq}
+	if rr.row.SyncedSeq > 0 {
+		out.History.FirstSeq = max(rr.row.OldestSeq, 1)
+		out.History.Truncated = out.History.FirstSeq > 1
+	}
 	return out, nil
 }
 

@@ -75,46 +75,57 @@ type AgentProtocolsHost struct {
 
 // RoomSummary is a room in a list.
 type RoomSummary struct {
-	RoomID            string   `json:"room_id"`
-	Host              string   `json:"host"`
-	Topic             string   `json:"topic,omitempty"`
-	Status            string   `json:"status"`
-	Visibility        string   `json:"visibility,omitempty"`
-	StartTime         int64    `json:"start_time,omitempty"`
-	EndTime           int64    `json:"end_time,omitempty"`
-	Tags              []string `json:"tags"`
-	Language          string   `json:"language,omitempty"`
-	Role              *string  `json:"role"`
-	UnreadCount       int64    `json:"unread_count"`
-	PendingInboxCount int64    `json:"pending_inbox_count"`
+	RoomID     string   `json:"room_id"`
+	Host       string   `json:"host"`
+	Topic      string   `json:"topic,omitempty"`
+	Status     string   `json:"status"`
+	Visibility string   `json:"visibility,omitempty"`
+	StartTime  int64    `json:"start_time,omitempty"`
+	EndTime    int64    `json:"end_time,omitempty"`
+	Tags       []string `json:"tags"`
+	Language   string   `json:"language,omitempty"`
+	// Role is the agent's role while an active member (omitted
+	// otherwise).
+	Role              *string `json:"role,omitempty"`
+	UnreadCount       int64   `json:"unread_count"`
+	PendingInboxCount int64   `json:"pending_inbox_count"`
 	// Known is true when the room is in local state.
 	Known bool `json:"known"`
+	// Membership is the host's relation of the agent to the room (scope
+	// mine: active, invited, pending, left, …), as the host sent it.
+	Membership string `json:"membership,omitempty"`
 }
 
 // RoomStateView is the room as materialized from verified records plus
 // local projections (connector spec 4.3).
 type RoomStateView struct {
-	Host              string           `json:"host"`
-	RoomID            string           `json:"room_id"`
-	Status            string           `json:"status"`
-	Visibility        string           `json:"visibility,omitempty"`
-	Topic             string           `json:"topic,omitempty"`
-	Agenda            string           `json:"agenda,omitempty"`
-	Guidance          string           `json:"guidance,omitempty"`
-	Creator           string           `json:"creator,omitempty"`
-	CreatedAt         int64            `json:"created_at,omitempty"`
-	StartTime         int64            `json:"start_time,omitempty"`
-	EndTime           int64            `json:"end_time,omitempty"`
-	Tags              []string         `json:"tags"`
-	Language          string           `json:"language,omitempty"`
-	Policy            map[string]any   `json:"policy"`
-	Types             []map[string]any `json:"types"`
-	SelfMember        *RoomMemberView  `json:"self_member"`
-	MembersCount      int              `json:"members_count"`
-	ActiveTurn        *ActiveTurn      `json:"active_turn"`
-	UnreadCount       int64            `json:"unread_count"`
-	PendingInboxCount int64            `json:"pending_inbox_count"`
-	Extra             map[string]any   `json:"extra,omitempty"`
+	Host       string           `json:"host"`
+	RoomID     string           `json:"room_id"`
+	Status     string           `json:"status"`
+	Visibility string           `json:"visibility,omitempty"`
+	Topic      string           `json:"topic,omitempty"`
+	Agenda     string           `json:"agenda,omitempty"`
+	Guidance   string           `json:"guidance,omitempty"`
+	Creator    string           `json:"creator,omitempty"`
+	CreatedAt  int64            `json:"created_at,omitempty"`
+	StartTime  int64            `json:"start_time,omitempty"`
+	EndTime    int64            `json:"end_time,omitempty"`
+	Tags       []string         `json:"tags"`
+	Language   string           `json:"language,omitempty"`
+	Policy     map[string]any   `json:"policy"`
+	Types      []map[string]any `json:"types"`
+	// SelfMember is the agent's own member entry (omitted when it has
+	// none).
+	SelfMember *RoomMemberView `json:"self_member,omitempty"`
+	// MembersCount counts every member entry, of any status (as 0.12.6
+	// does); ActiveMembersCount only the active members (DECISIONS #2).
+	MembersCount       int `json:"members_count"`
+	ActiveMembersCount int `json:"active_members_count"`
+	// ActiveTurn is the room's active turn (omitted when none).
+	ActiveTurn        *ActiveTurn    `json:"active_turn,omitempty"`
+	UnreadCount       int64          `json:"unread_count"`
+	PendingInboxCount int64          `json:"pending_inbox_count"`
+	Extra             map[string]any `json:"extra,omitempty"`
 }
 
 // HeldDraft is a write held because the room head moved past its base
@@ -133,8 +144,9 @@ type HeldDraft struct {
 	Options     []string       `json:"options"`
 }
 
-// DraftOptions are the actions a held draft offers.
-var DraftOptions = []string{"revise", "send_as_is", "stay_silent", "send_anyway"}
+// DraftOptions returns the actions a held draft offers (the seed's four;
+// draft_commit also takes send and drop, the 0.12.6 names).
+func DraftOptions() []string { return []string{"revise", "send_as_is", "stay_silent", "send_anyway"} }
 
 // AgentStatus is a transient agent status in a room (ADP 16.4): a hint,
 // never a record or a lock.

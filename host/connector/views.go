@@ -40,9 +40,10 @@ func (c *Connector) roomView(ctx context.Context, host string, row *store.Room, 
 	if m, ok := room.Member(r, c.self); ok {
 		v.SelfMember = &m
 	}
-	for _, m := range r.Members {
-		if m.Active {
-			v.MembersCount++
+	for _, m := range room.Members(r) {
+		v.MembersCount++
+		if m.Status == room.StatusActive {
+			v.ActiveMembersCount++
 		}
 	}
 	v.ActiveTurn = st.ActiveTurn

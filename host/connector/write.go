@@ -10,6 +10,7 @@ import (
 	"apconnect/host/adp"
 	"apconnect/host/client"
 	"apconnect/host/identity"
+	"apconnect/host/plugin"
 	"apconnect/host/room"
 	"apconnect/host/store"
 )
@@ -243,19 +244,20 @@ func (c *Connector) write(ctx context.Context, req *writeRequest) (*WriteResult,
 		}
 		qc, _ := adp.QuotaClass(req.typ, st.Room.Types)
 		rate, _ := adp.RateLimit(c.writeLimit, req.typ, st.Room.Types)
-		if wait := c.buckets.take(key, string(qc), rate, now); wait > 0 {
+		unit, wait := c.buckets.take(key, string(qc), rate, now)
+		if wait > 0 {
 			return nil, &Error{Code: CodeRateLimited, Message: fmt.Sprintf("local write budget for %s events in this room is spent; retry in %d ms", qc, wait.Milliseconds()),
 				RetryAfter: wait, Data: map[string]any{"retry_after_ms": wait.Milliseconds(), "local": true}}
 		}
 		sl := c.submitLocks.get(submitKey(h.origin))
 		if err := sl.Lock(ctx); err != nil {
-			c.buckets.refund(key, string(qc))
+			unit.Return()
 			return nil, err
 		}
 		env, obID, err := c.signToOutbox(ctx, store.OutboxRoomEvent, h.origin, req.rr.roomID, base.Seq, ev)
 		if err != nil {
 			sl.Unlock()
-			c.buckets.refund(key, string(qc))
+			unit.Return()
 			return nil, err
 		}
 		rec, err := c.submitRoomEvent(ctx, h, req.rr.roomID, obID, env)
@@ -272,11 +274,11 @@ func (c *Connector) write(ctx context.Context, req *writeRequest) (*WriteResult,
 		errors.As(err, &he)
 		switch hostCode(err) {
 		case adp.CodeRoomHeadMismatch:
-			c.buckets.refund(key, string(qc))
+			unit.Return()
 			if _, serr := c.syncRoom(ctx, h, key, req.rr.roomID, syncOptions{}); serr != nil {
 				return nil, serr
 			}
-			if st, row, err = c.writableState(ctx, req.rr); err != nil {
+			if st, _, err = c.writableState(ctx, req.rr); err != nil {
 				return nil, err
 			}
 			if baseIsCurrent(*base, st.Room.Head) {
@@ -291,7 +293,7 @@ func (c *Connector) write(ctx context.Context, req *writeRequest) (*WriteResult,
 				if err := c.applyMaxSeenNonce(ctx, he.MaxSeenNonce); err != nil {
 					return nil, err
 				}
-				c.buckets.refund(key, string(qc))
+				unit.Return()
 				continue
 			}
 		case identity.CodeRateLimited:
@@ -344,7 +346,7 @@ func (c *Connector) localCheck(ctx context.Context, h *hostState, key int64, r *
 				}
 			}
 		}
-		if verr := c.validate(ctx, h, key, r, Proposal{RoomID: r.ID, Host: h.origin, Type: ev.Type, Actor: c.self, Payload: payload,
+		if verr := c.validate(ctx, h, key, r, plugin.Proposal{Type: ev.Type, Actor: c.self, Payload: payload,
 			Mentions: ev.Mentions, References: refs}); verr != nil {
 			return verr
 		}
@@ -588,5 +590,5 @@ func heldDraft(d *store.Draft, sync SyncState) HeldDraft {
 		input = map[string]any{}
 	}
 	return HeldDraft{ID: d.ID, RoomID: d.RoomID, Host: d.Host, Kind: d.Kind, CreatedAt: d.CreatedAt, BaseSeq: d.BaseSeq,
-		BaseHash: d.BaseHash, CurrentSync: sync, Draft: input, Reason: d.Reason, Options: append([]string{}, DraftOptions...)}
+		BaseHash: d.BaseHash, CurrentSync: sync, Draft: input, Reason: d.Reason, Options: DraftOptions()}
 }

@@ -65,7 +65,7 @@ func TestOriginAndLocalhost(t *testing.T) {
 	}
 	wantOK(t, h.Do(http.MethodGet, "/.well-known/agent-profile", nil, nil))
 	leaf := h.TLS().Leaf
-	for _, name := range tlsca.LoopbackHosts {
+	for _, name := range tlsca.LoopbackHosts() {
 		if err := leaf.VerifyHostname(name); err != nil {
 			t.Fatalf("certificate does not cover %s: %v", name, err)
 		}

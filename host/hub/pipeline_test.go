@@ -397,8 +397,9 @@ func TestRejectedWriteLeavesNoTrace(t *testing.T) {
 	}
 }
 
-// TestRateLimit: quotas answer rate_limited with Retry-After, rejected
-// writes give their unit back, and the window resets.
+// TestRateLimit: quotas answer rate_limited with Retry-After (the time
+// until the bucket holds a unit again), rejected writes give their unit
+// back, and the bucket refills.
 func TestRateLimit(t *testing.T) {
 	clock := hubtest.NewClock(time.UnixMilli(1_800_000_000_000))
 	h := hubtest.Start(t, hubtest.WithClock(clock), hubtest.WithOptions(func(o *hub.Options) {
@@ -416,12 +417,17 @@ func TestRateLimit(t *testing.T) {
 	wantOK(t, submit(payloadFor(a, "2")))
 	r := submit(payloadFor(a, "3"))
 	wantError(t, r, http.StatusTooManyRequests, identity.CodeRateLimited)
-	if r.Header.Get("Retry-After") != "40" {
-		t.Fatalf("Retry-After %q, want 40", r.Header.Get("Retry-After"))
+	// Two a minute refill one every 30 s: at 20 s the bucket holds 2/3
+	// after the second update, so a third is due 10 s later.
+	if r.Header.Get("Retry-After") != "10" {
+		t.Fatalf("Retry-After %q, want 10", r.Header.Get("Retry-After"))
 	}
 	// The rate-limited write did not consume its nonce.
 	nonce--
-	clock.Advance(40 * time.Second)
+	clock.Advance(9 * time.Second)
+	wantError(t, submit(payloadFor(a, "3")), http.StatusTooManyRequests, identity.CodeRateLimited)
+	nonce--
+	clock.Advance(time.Second)
 	wantOK(t, submit(payloadFor(a, "3")))
 
 	mountProbe(h)

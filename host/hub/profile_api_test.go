@@ -22,15 +22,6 @@ func eventID(t *testing.T, env []byte) string {
 	return e.Hash
 }
 
-func docEventID(t *testing.T, r *hubtest.Response) string {
-	t.Helper()
-	var d struct {
-		EventID string `json:"event_id"`
-	}
-	r.Decode(t, &d)
-	return d.EventID
-}
-
 func historyLen(t *testing.T, h *hubtest.Hub, id string) int {
 	t.Helper()
 	r := h.Do(http.MethodGet, "/v1/profiles/"+id+"/events?limit=100", nil, nil)

@@ -1,6 +1,7 @@
 package identity
 
 import (
+	itext "apconnect/host/text"
 	"crypto/ed25519"
 	"fmt"
 	"strings"
@@ -43,10 +44,6 @@ func ValidAgentID(id string) bool {
 	return err == nil
 }
 
-// truncate shortens untrusted text quoted in error messages.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+// truncate shortens untrusted text quoted in error messages (text.Truncate,
+// under a name that does not clash with this package's text variables).
+func truncate(s string, n int) string { return itext.Truncate(s, n) }

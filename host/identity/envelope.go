@@ -1,6 +1,7 @@
 package identity
 
 import (
+	itext "apconnect/host/text"
 	"crypto/ed25519"
 	"crypto/sha3"
 )
@@ -45,7 +46,7 @@ func EnvelopeFromValue(v any, pointer string) (*Envelope, error) {
 	}
 	for k := range obj {
 		if !envelopeFields[k] {
-			return nil, newError(CodeInvalidEvent, pointer+"/"+escapePointer(k), "unknown envelope field %q", truncate(k, 80))
+			return nil, newError(CodeInvalidEvent, pointer+"/"+itext.EscapePointer(k), "unknown envelope field %q", truncate(k, 80))
 		}
 	}
 	ev, ok := obj["event"]

@@ -1,6 +1,7 @@
 package identity
 
 import (
+	itext "apconnect/host/text"
 	"crypto/ed25519"
 	"crypto/sha3"
 	"encoding/json"
@@ -201,7 +202,7 @@ func EventFromValue(v any, pointer string) (*Event, error) {
 	allowed := protocolFields[e.Protocol]
 	for k := range obj {
 		if !slices.Contains(identityFields, k) && !slices.Contains(allowed, k) {
-			return nil, newError(CodeInvalidEvent, pointer+"/"+escapePointer(k),
+			return nil, newError(CodeInvalidEvent, pointer+"/"+itext.EscapePointer(k),
 				"unknown top-level event field %q (the event object is closed)", truncate(k, 80))
 		}
 	}

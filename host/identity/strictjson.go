@@ -1,6 +1,7 @@
 package identity
 
 import (
+	itext "apconnect/host/text"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -79,17 +80,9 @@ func (p *parser) pointer() string {
 	var b strings.Builder
 	for _, s := range p.path {
 		b.WriteByte('/')
-		b.WriteString(escapePointer(s))
+		b.WriteString(itext.EscapePointer(s))
 	}
 	return b.String()
-}
-
-// escapePointer escapes one RFC 6901 reference token.
-func escapePointer(s string) string {
-	if !strings.ContainsAny(s, "~/") {
-		return s
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 func (p *parser) fail(reason string) *JSONError {

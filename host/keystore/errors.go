@@ -16,6 +16,9 @@ const (
 	// CodePermissions: the key file (or a passphrase file) is readable or
 	// writable by group or others, or is not a regular file.
 	CodePermissions Code = "key_permissions"
+	// CodeOwner: the key file belongs to another user (its mode may be
+	// 0600, but its owner can read and replace it).
+	CodeOwner Code = "key_owner"
 	// CodeCorrupt: the key file is truncated, not JSON, has missing, extra
 	// or malformed members, or its seed does not match its agent_id.
 	CodeCorrupt Code = "key_corrupt"
@@ -47,6 +50,8 @@ const (
 	// CodePassphrasePermissions: the passphrase file has group or other
 	// permission bits set.
 	CodePassphrasePermissions Code = "passphrase_permissions"
+	// CodePassphraseOwner: the passphrase file belongs to another user.
+	CodePassphraseOwner Code = "passphrase_owner"
 	// CodePassphraseMismatch: the confirmation typed at the prompt did not
 	// match the new passphrase.
 	CodePassphraseMismatch Code = "passphrase_mismatch"
@@ -72,6 +77,8 @@ var (
 	ErrNotFound = &Error{Code: CodeNotFound}
 	// ErrPermissions matches CodePermissions.
 	ErrPermissions = &Error{Code: CodePermissions}
+	// ErrOwner matches CodeOwner.
+	ErrOwner = &Error{Code: CodeOwner}
 	// ErrCorrupt matches CodeCorrupt.
 	ErrCorrupt = &Error{Code: CodeCorrupt}
 	// ErrWrongPassphrase matches CodeWrongPassphrase.
@@ -94,6 +101,8 @@ var (
 	ErrPassphraseInvalid = &Error{Code: CodePassphraseInvalid}
 	// ErrPassphrasePermissions matches CodePassphrasePermissions.
 	ErrPassphrasePermissions = &Error{Code: CodePassphrasePermissions}
+	// ErrPassphraseOwner matches CodePassphraseOwner.
+	ErrPassphraseOwner = &Error{Code: CodePassphraseOwner}
 	// ErrPassphraseMismatch matches CodePassphraseMismatch.
 	ErrPassphraseMismatch = &Error{Code: CodePassphraseMismatch}
 )

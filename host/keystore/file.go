@@ -1,6 +1,7 @@
 package keystore
 
 import (
+	"apconnect/host/text"
 	"bytes"
 	"crypto/subtle"
 	"encoding/json"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/crypto/chacha20poly1305"
 
 	"apconnect/host/identity"
+	"apconnect/host/internal/fileowner"
 )
 
 // Format constants of the key file document.
@@ -329,6 +331,11 @@ func readDoc(path string) (*doc, error) {
 	if err := checkPrivateMode(st.Mode()); err != nil {
 		return nil, newErr(CodePermissions, path, fmt.Sprintf("permissions %04o are too open: a key file must be readable by its owner only; fix with: chmod 600 %s", st.Mode().Perm(), path), nil)
 	}
+	if err := fileowner.Check(st); err != nil {
+		// Mode 0600 protects nothing if the file is someone else's: its
+		// owner planted it (or can replace it) and can read it.
+		return nil, newErr(CodeOwner, path, fmt.Sprintf("the key file is %v; a key file must belong to the user who signs with it (fix: chown, or create a new key with `apconnect init`)", err), nil)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
 		return nil, newErr(CodeIO, path, "cannot read the key file", err)
@@ -550,10 +557,7 @@ func b64Member(obj map[string]any, name, pointer string, minLen, maxLen int) ([]
 // quoteShort quotes untrusted text from a file for an error message, cut to
 // a readable length.
 func quoteShort(s string) string {
-	if len(s) > 64 {
-		s = s[:64] + "…"
-	}
-	return strconv.Quote(s)
+	return strconv.Quote(text.Truncate(s, 65))
 }
 
 // getPassphrase asks src and enforces the rules every source shares.

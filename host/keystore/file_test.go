@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"apconnect/host/identity"
+	"apconnect/host/internal/fileowner"
 	"apconnect/host/keystore"
 )
 
@@ -282,7 +284,7 @@ func TestSaveRefusesOutOfBoundsKDFParams(t *testing.T) {
 			t.Fatalf("%+v: a file was written", p)
 		}
 	}
-	if err := keystore.DefaultKDFParams.Check(); err != nil {
+	if err := keystore.DefaultKDFParams().Check(); err != nil {
 		t.Fatalf("default parameters out of bounds: %v", err)
 	}
 }
@@ -584,5 +586,79 @@ func chmod(mode os.FileMode) func(*testing.T, string) {
 		if err := os.Chmod(path, mode); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// makeForeign makes path look owned by another user: chown as root,
+// otherwise by making the ownership check see this process as another
+// user for the rest of the test.
+func makeForeign(t *testing.T, path string) {
+	t.Helper()
+	if os.Getuid() == 0 {
+		if err := os.Chown(path, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	old := fileowner.CurrentUID
+	fileowner.CurrentUID = func() int { return os.Getuid() + 1 }
+	t.Cleanup(func() { fileowner.CurrentUID = old })
+}
+
+// A key file of mode 0600 that belongs to someone else is refused: its
+// owner put it there (a key it holds the seed of, so it can sign as "this"
+// agent) or can read and replace it.
+func TestLoadRefusesAnotherUsersKeyFile(t *testing.T) {
+	for _, encrypted := range []bool{true, false} {
+		t.Run(fmt.Sprintf("encrypted=%v", encrypted), func(t *testing.T) {
+			var path string
+			if encrypted {
+				_, path = newKeyFile(t)
+			} else {
+				k, err := keystore.Generate()
+				if err != nil {
+					t.Fatal(err)
+				}
+				path = filepath.Join(t.TempDir(), "dev.key")
+				if err := keystore.SaveUnencrypted(path, k); err != nil {
+					t.Fatal(err)
+				}
+			}
+			makeForeign(t, path)
+			src := &countingSource{pass: testPass}
+			_, err := keystore.Load(path, src)
+			wantCode(t, err, keystore.CodeOwner)
+			if !errors.Is(err, keystore.ErrOwner) {
+				t.Error("the error does not match ErrOwner")
+			}
+			for _, want := range []string{path, "owned by uid", "not by the user running apconnect"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not contain %q", err, want)
+				}
+			}
+			if src.calls != 0 {
+				t.Error("the passphrase was asked for a file that is refused anyway")
+			}
+			if _, err := keystore.ReadInfo(path); keystore.CodeOf(err) != keystore.CodeOwner {
+				t.Errorf("ReadInfo: %v", err)
+			}
+		})
+	}
+}
+
+func TestPassphraseFileOfAnotherUserIsRefused(t *testing.T) {
+	_, keyPath := newKeyFile(t)
+	pf := filepath.Join(t.TempDir(), "pass")
+	if err := os.WriteFile(pf, append(testPass, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keystore.Load(keyPath, keystore.FilePassphrase(pf)); err != nil {
+		t.Fatalf("own passphrase file: %v", err)
+	}
+	makeForeign(t, pf)
+	_, err := keystore.FilePassphrase(pf).Passphrase(keystore.PassphraseRequest{Path: keyPath})
+	wantCode(t, err, keystore.CodePassphraseOwner)
+	if !strings.Contains(err.Error(), "owned by uid") || !strings.Contains(err.Error(), pf) {
+		t.Errorf("error %q", err)
 	}
 }

@@ -16,10 +16,10 @@ type KDFParams struct {
 	Threads uint8
 }
 
-// DefaultKDFParams are used by Save unless WithKDFParams says otherwise:
+// DefaultKDFParams returns what Save uses unless WithKDFParams says otherwise:
 // 3 passes over 64 MiB with 4 lanes, the second recommended setting of
 // RFC 9106 section 4 with a smaller memory size suited to a desktop unlock.
-var DefaultKDFParams = KDFParams{Time: 3, MemoryKiB: 64 * 1024, Threads: 4}
+func DefaultKDFParams() KDFParams { return KDFParams{Time: 3, MemoryKiB: 64 * 1024, Threads: 4} }
 
 // Bounds on KDF parameters. Load refuses a file outside them before deriving
 // anything, so a hostile key file cannot make apconnect allocate gigabytes or

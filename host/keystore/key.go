@@ -220,7 +220,7 @@ func WithRand(r io.Reader) Option { return func(o *options) { o.rand = r } }
 func WithKDFParams(p KDFParams) Option { return func(o *options) { o.kdf = p } }
 
 func buildOptions(opts []Option) options {
-	o := options{rand: rand.Reader, kdf: DefaultKDFParams}
+	o := options{rand: rand.Reader, kdf: DefaultKDFParams()}
 	for _, fn := range opts {
 		fn(&o)
 	}

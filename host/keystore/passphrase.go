@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/term"
+
+	"apconnect/host/internal/fileowner"
 )
 
 // EnvVar is the environment variable EnvPassphrase reads.
@@ -136,6 +138,9 @@ func readPassphraseFile(path string) ([]byte, error) {
 	}
 	if err := checkPrivateMode(st.Mode()); err != nil {
 		return nil, newErr(CodePassphrasePermissions, path, fmt.Sprintf("passphrase file permissions %04o are too open: it must be readable by its owner only; fix with: chmod 600 %s", st.Mode().Perm(), path), nil)
+	}
+	if err := fileowner.Check(st); err != nil {
+		return nil, newErr(CodePassphraseOwner, path, fmt.Sprintf("the passphrase file is %v; it must belong to the user running apconnect", err), nil)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxPassphraseFileSize+1))
 	if err != nil {

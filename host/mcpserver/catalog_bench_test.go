@@ -3,22 +3,12 @@ package mcpserver
 import (
 	"testing"
 
-	"apconnect/schemas"
+	"apconnect/host/toolcatalog"
 )
-
-// BenchmarkLoadCatalog is the init cost of the package: reading, bundling,
-// checking and compiling the 27 tools' 54 schemas.
-func BenchmarkLoadCatalog(b *testing.B) {
-	for b.Loop() {
-		if _, err := loadCatalog(schemas.Tools); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
 
 // BenchmarkValidateArguments is the per-call cost of argument validation.
 func BenchmarkValidateArguments(b *testing.B) {
-	s, _ := InputSchema(pfx + "room_send_message")
+	s, _ := toolcatalog.InputSchema(pfx + "room_send_message")
 	args := []byte(fullArgs["room_send_message"])
 	for b.Loop() {
 		if err := s.ValidateJSON(args); err != nil {

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"apconnect/host/toolcatalog"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,7 +25,10 @@ type ToolHandler func(ctx context.Context, req *mcp.CallToolRequest, args json.R
 //
 // Every call's arguments are validated against the tool's input schema
 // before h runs; invalid arguments never reach h and produce an
-// ErrorResult with code invalid_input and one issue per problem.
+// ErrorResult with code invalid_input and one issue per problem. Before
+// validation a declared top-level member that is null, or "" (except
+// content, text and subject), counts as omitted, as in the reference SDK
+// 0.12.6 (see normalizeArgs).
 func AddCatalogTool(s *mcp.Server, name string, h ToolHandler) error {
 	tool, ok := Tool(name)
 	if !ok {
@@ -33,18 +37,19 @@ func AddCatalogTool(s *mcp.Server, name string, h ToolHandler) error {
 	if h == nil {
 		return fmt.Errorf("mcpserver: nil handler for %s", name)
 	}
-	in, _ := InputSchema(name)
+	in, _ := toolcatalog.InputSchema(name)
 	s.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var raw json.RawMessage
 		if req != nil && req.Params != nil {
 			raw = req.Params.Arguments
 		}
+		raw = in.Normalize(raw)
 		if err := in.ValidateJSON(raw); err != nil {
-			var ve *ValidationError
+			var ve *toolcatalog.ValidationError
 			if errors.As(err, &ve) {
 				return ErrorResult(ve.Code(), ve.Error(), ve.Data()), nil
 			}
-			return ErrorResult(ErrCodeInvalidInput, err.Error(), nil), nil
+			return ErrorResult(toolcatalog.ErrCodeInvalidInput, err.Error(), nil), nil
 		}
 		if t := strings.TrimSpace(string(raw)); t == "" || t == "null" {
 			raw = json.RawMessage("{}")
@@ -58,7 +63,7 @@ func AddCatalogTool(s *mcp.Server, name string, h ToolHandler) error {
 // one handler per catalog tool: a missing or unknown name is an error and
 // nothing is registered.
 func AddCatalog(s *mcp.Server, handlers map[string]ToolHandler) error {
-	names := Names()
+	names := toolcatalog.Names()
 	var missing, unknown []string
 	for _, n := range names {
 		if handlers[n] == nil {

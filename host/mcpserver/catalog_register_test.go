@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"apconnect/host/toolcatalog"
 	"context"
 	"encoding/json"
 	"slices"
@@ -50,7 +51,7 @@ func (r *recorder) handler(name string) ToolHandler {
 func TestServedThroughTheSDK(t *testing.T) {
 	rec := &recorder{calls: map[string][]string{}}
 	handlers := map[string]ToolHandler{}
-	for _, n := range Names() {
+	for _, n := range toolcatalog.Names() {
 		handlers[n] = rec.handler(n)
 	}
 	s := newTestServer()
@@ -73,7 +74,7 @@ func TestServedThroughTheSDK(t *testing.T) {
 	for _, tool := range listed.Tools {
 		served[tool.Name] = tool
 	}
-	if len(served) != 27 {
+	if len(served) != 33 {
 		t.Fatalf("tools/list returned %d tools", len(served))
 	}
 	for _, want := range Catalog() {
@@ -112,7 +113,7 @@ func TestServedThroughTheSDK(t *testing.T) {
 	// structured error body and one issue per problem.
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{
 		Name:      pfx + "room_timeline",
-		Arguments: map[string]any{"room_id": testRoom, "limit": 1000, "unknown": true},
+		Arguments: map[string]any{"room_id": testRoom, "limit": 0, "unknown": true},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +125,7 @@ func TestServedThroughTheSDK(t *testing.T) {
 	if err := json.Unmarshal([]byte(text(res)), &body); err != nil {
 		t.Fatalf("error body %q: %v", text(res), err)
 	}
-	if body.Error.Code != ErrCodeInvalidInput || !strings.Contains(body.Error.Message, "/limit") {
+	if body.Error.Code != toolcatalog.ErrCodeInvalidInput || !strings.Contains(body.Error.Message, "/limit") {
 		t.Errorf("error body %+v", body.Error)
 	}
 	data, _ := body.Error.Data.(map[string]any)
@@ -154,18 +155,18 @@ func TestAddCatalogRequiresExactlyTheCatalog(t *testing.T) {
 		return nil, nil
 	}
 	handlers := map[string]ToolHandler{}
-	for _, n := range Names()[1:] {
+	for _, n := range toolcatalog.Names()[1:] {
 		handlers[n] = h
 	}
 	handlers["agent_protocols_extra"] = h
 	err := AddCatalog(newTestServer(), handlers)
-	if err == nil || !strings.Contains(err.Error(), Names()[0]) || !strings.Contains(err.Error(), "agent_protocols_extra") {
+	if err == nil || !strings.Contains(err.Error(), toolcatalog.Names()[0]) || !strings.Contains(err.Error(), "agent_protocols_extra") {
 		t.Errorf("AddCatalog: %v", err)
 	}
 	if err := AddCatalogTool(newTestServer(), "agent_protocols_nope", h); err == nil {
 		t.Error("unknown tool registered")
 	}
-	if err := AddCatalogTool(newTestServer(), Names()[0], nil); err == nil {
+	if err := AddCatalogTool(newTestServer(), toolcatalog.Names()[0], nil); err == nil {
 		t.Error("nil handler registered")
 	}
 }

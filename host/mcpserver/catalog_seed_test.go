@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"apconnect/host/toolcatalog"
 	"encoding/json"
 	"slices"
 	"sort"
@@ -13,7 +14,8 @@ import (
 // schema files, plus the additions DECISIONS.md takes from the later
 // revision: an optional host on every room-scoped tool, extra on
 // room_create, unread_count in timeline results and rejected as a
-// room_join status.
+// room_join status. catalog_sdk_test.go holds the other catalog of the
+// union (DECISIONS #2), the reference SDK 0.12.6's.
 
 const pfx = "agent_protocols_"
 
@@ -161,7 +163,7 @@ var seedHints = map[string]map[string]bool{
 	"rooms_search":        {"readOnlyHint": true, "openWorldHint": true},
 	"rooms_list":          {"readOnlyHint": true},
 	"room_open":           {"readOnlyHint": false, "idempotentHint": true, "openWorldHint": true},
-	"room_state":          {"readOnlyHint": true},
+	"room_state":          {"readOnlyHint": true}, // overridden: see hintOverrides
 	"room_members_list":   {"readOnlyHint": true},
 	"room_member_get":     {"readOnlyHint": true},
 	"agent_status_list":   {"readOnlyHint": true, "openWorldHint": true},
@@ -185,6 +187,15 @@ var seedHints = map[string]map[string]bool{
 	"join_request_review": {"readOnlyHint": false},
 }
 
+// hintOverrides are the hints where the union cannot keep the seed's (or
+// 0.12.6's) value, with the reason.
+var hintOverrides = map[string]map[string]string{
+	// 0.12.6's subscribe input (the union's) sets the live-follow flag, and
+	// the tool opens rooms on first use: it is not read-only (0.12.6 says
+	// false too).
+	"room_state": {"readOnlyHint": "subscribe changes local state"},
+}
+
 // chosenHints are all four hints as served: {readOnly, destructive,
 // idempotent, openWorld}. Where the seed is silent:
 //   - destructiveHint is false for reads and for append-only writes; true
@@ -197,13 +208,16 @@ var seedHints = map[string]map[string]bool{
 //     event or claim new items, so clients never retry them automatically.
 //   - openWorldHint is true whenever the tool may contact a host or profile
 //     service, including reads that do so on refresh or include_profile(s).
+//
+// Where 0.12.6 chose differently for a shared tool, catalog_sdk_test.go
+// lists the difference and why.
 var chosenHints = map[string][4]bool{
 	"identity_current":    {true, false, true, false},
 	"hosts_list":          {true, false, true, false},
 	"rooms_search":        {true, false, true, true},
-	"rooms_list":          {true, false, true, false},
+	"rooms_list":          {true, false, true, true},
 	"room_open":           {false, false, true, true},
-	"room_state":          {true, false, true, true},
+	"room_state":          {false, false, true, true},
 	"room_members_list":   {true, false, true, true},
 	"room_member_get":     {true, false, true, true},
 	"agent_status_list":   {true, false, true, true},
@@ -225,6 +239,18 @@ var chosenHints = map[string][4]bool{
 	"room_submit_event":   {false, true, false, true},
 	"join_requests_list":  {true, false, true, true},
 	"join_request_review": {false, true, false, true},
+	// The 0.12.6 tools: reads are read-only and idempotent, except that
+	// profiles_get pins what it verified (readOnlyHint false, as 0.12.6);
+	// room_archive keeps the verified archive it read, a local copy like
+	// the records room_state keeps, so it stays read-only as in 0.12.6;
+	// room_watch replaces the watch list (idempotent) and may open the room
+	// from its host (openWorldHint).
+	"services_list":   {true, false, true, true},
+	"profiles_get":    {false, false, true, true},
+	"profile_history": {true, false, true, true},
+	"schema_get":      {true, false, true, false},
+	"room_archive":    {true, false, true, true},
+	"room_watch":      {false, false, true, true},
 }
 
 // seedEnums are the value lists the seed gives for inputs ("a" | "b").
@@ -250,20 +276,33 @@ var seedResultEnums = map[string]map[string][]string{
 	"draft_drop":        {"status": {"dropped"}},
 }
 
-func TestCatalogHasTheSeedTools(t *testing.T) {
+// The catalog is the union: the seed's 27 tools and the 0.12.6 catalog's
+// Profile and Discourse tools, 33 in all (18 shared).
+func TestCatalogIsTheUnion(t *testing.T) {
 	var want []string
 	for short := range seedTools {
 		want = append(want, pfx+short)
 	}
-	sort.Strings(want)
 	if len(want) != 27 {
-		t.Fatalf("test table has %d tools, want 27", len(want))
+		t.Fatalf("test table has %d seed tools, want 27", len(want))
 	}
-	if got := Names(); !slices.Equal(got, want) {
+	shared := 0
+	for _, st := range sdkInScope(t) {
+		if slices.Contains(want, st.Name) {
+			shared++
+			continue
+		}
+		want = append(want, st.Name)
+	}
+	sort.Strings(want)
+	if len(want) != 33 || shared != 18 {
+		t.Fatalf("union of %d tools (%d shared), want 33 (18 shared)", len(want), shared)
+	}
+	if got := toolcatalog.Names(); !slices.Equal(got, want) {
 		t.Fatalf("catalog names\n got %v\nwant %v", got, want)
 	}
 	tools := Catalog()
-	if len(tools) != 27 {
+	if len(tools) != 33 {
 		t.Fatalf("Catalog() has %d tools", len(tools))
 	}
 	for i, tool := range tools {
@@ -284,6 +323,9 @@ func TestAnnotationsMatchSeedTable(t *testing.T) {
 		}
 		got := servedHints(t, tool.Annotations)
 		for hint, v := range want {
+			if hintOverrides[short][hint] != "" {
+				continue
+			}
 			if got[hint] != v {
 				t.Errorf("%s: %s = %v, seed says %v", tool.Name, hint, got[hint], v)
 			}
@@ -320,13 +362,18 @@ func TestAnnotationsAllFourExplicit(t *testing.T) {
 
 func TestInputFieldsMatchSeed(t *testing.T) {
 	for short, st := range seedTools {
-		info, ok := Info(pfx + short)
+		info, ok := toolcatalog.Info(pfx + short)
 		if !ok {
 			t.Fatalf("no tool %s", pfx+short)
 		}
 		want := slices.Concat(st.required, st.optional)
 		if slices.Contains(want, "room_id") && !slices.Contains(want, "host") {
 			want = append(want, "host") // DECISIONS: optional host on room-scoped tools
+		}
+		for _, in := range sdkInputs(t, pfx+short) {
+			if !slices.Contains(want, in) {
+				want = append(want, in) // DECISIONS #2: the union of the inputs
+			}
 		}
 		if g, w := sorted(info.Inputs), sorted(want); !slices.Equal(g, w) {
 			t.Errorf("%s: inputs\n got %v\nwant %v", info.Name, g, w)
@@ -348,8 +395,14 @@ func TestResultFieldsMatchSeed(t *testing.T) {
 		for _, r := range reqAny {
 			req = append(req, r.(string))
 		}
-		if g, w := sorted(req), sorted(st.results); !slices.Equal(g, w) {
-			t.Errorf("%s: required result fields %v, seed says %v", short, g, w)
+		want := slices.Clone(st.results)
+		for _, r := range sdkRequiredResults(t, pfx+short) {
+			if !slices.Contains(want, r) {
+				want = append(want, r) // the union of the result members
+			}
+		}
+		if g, w := sorted(req), sorted(want); !slices.Equal(g, w) {
+			t.Errorf("%s: required result fields %v, seed and 0.12.6 say %v", short, g, w)
 		}
 		props := out["properties"].(map[string]any)
 		for _, f := range slices.Concat(st.results, st.resultsO) {
@@ -376,8 +429,12 @@ func TestEnumsMatchSeed(t *testing.T) {
 		for _, v := range p["enum"].([]any) {
 			got = append(got, v.(string))
 		}
-		if !slices.Equal(sorted(got), sorted(want)) {
-			t.Errorf("%s.%s: enum %v, seed says %v", tool, field, got, want)
+		// The union: the seed's values, and 0.12.6's where it has the
+		// same input (checked in catalog_sdk_test.go).
+		for _, w := range want {
+			if !slices.Contains(got, w) {
+				t.Errorf("%s.%s: enum %v lacks the seed's %q", tool, field, got, w)
+			}
 		}
 	}
 	for short, fields := range seedEnums {

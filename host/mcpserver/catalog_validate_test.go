@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"apconnect/host/toolcatalog"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -46,6 +47,12 @@ var minimalArgs = map[string]string{
 	"room_submit_event":   `{"room_id":"` + testRoom + `","type":"reaction.create","payload":{"emoji":"+1"}}`,
 	"join_requests_list":  `{"room_id":"` + testRoom + `"}`,
 	"join_request_review": `{"room_id":"` + testRoom + `","request_id":"` + testHash + `","decision":"reject"}`,
+	"services_list":       `{}`,
+	"profiles_get":        `{}`,
+	"profile_history":     `{}`,
+	"schema_get":          `{"protocol":"agent-discourse/1.0"}`,
+	"room_archive":        `{"room_id":"` + testRoom + `"}`,
+	"room_watch":          `{"room_id":"` + testRoom + `"}`,
 }
 
 // fullArgs exercise every optional field of the richer tools, with values
@@ -69,11 +76,22 @@ var fullArgs = map[string]string{
 	"join_request_review": `{"room_id":"` + testRoom + `","host":"` + testHost + `","request_id":"` + testHash + `","decision":"approve","role":"speaker","reason":"relevant expertise"}`,
 	"draft_commit": `{"draft_id":"d1","action":"revise","content":"Option B.","content_type":"text/plain","mentions":[],"references":[],"extra":{},
 		"type":"review.finding","payload":{"severity":"low"},"base_seq":44,"base_hash":"` + testHash + `","on_head_mismatch":"hold"}`,
+	"rooms_list": `{"scope":"public","host":"` + testHost + `","status":"active","tag":"research","keyword":"review","creator":"` + testAgent + `",
+		"starts_after":0,"ends_before":1779760800000,"language":"en","limit":20,"cursor":"abc"}`,
+	"room_state":        `{"room_id":"` + testRoom + `","host":"` + testHost + `","refresh":true,"include_types":false,"subscribe":true}`,
+	"room_members_list": `{"room_id":"` + testRoom + `","host":"` + testHost + `","agent_id":"` + testAgent + `","status":"all","role":"speaker","include_profiles":true,"include_recent_activity":true,"limit":500,"cursor":"m1"}`,
+	"drafts_list":       `{"room_id":"` + testRoom + `","host":"` + testHost + `","draft_id":"d1","limit":10,"cursor":"d1"}`,
+	"services_list":     `{"host":"` + testHost + `","protocol":"agent-discourse/1.0"}`,
+	"profiles_get":      `{"profile_service":"https://profiles.example.com","ids":["` + testAgent + `"]}`,
+	"profile_history":   `{"profile_service":"https://profiles.example.com","agent_id":"` + testAgent + `","limit":100,"cursor":"c"}`,
+	"schema_get":        `{"protocol":"agent-discourse/1.0","type":"poll.vote","room_id":"` + testRoom + `","host":"` + testHost + `"}`,
+	"room_archive":      `{"room_id":"` + testRoom + `","host":"` + testHost + `","include_records":false}`,
+	"room_watch":        `{"room_id":"` + testRoom + `","host":"` + testHost + `","types":["poll.create","poll.vote"]}`,
 }
 
-func inputSchema(t *testing.T, short string) *Schema {
+func inputSchema(t *testing.T, short string) *toolcatalog.Schema {
 	t.Helper()
-	s, ok := InputSchema(pfx + short)
+	s, ok := toolcatalog.InputSchema(pfx + short)
 	if !ok {
 		t.Fatalf("no input schema for %s", short)
 	}
@@ -81,7 +99,8 @@ func inputSchema(t *testing.T, short string) *Schema {
 }
 
 func TestEveryInputAcceptsMinimalExample(t *testing.T) {
-	if got, want := sorted(slices.Collect(maps.Keys(minimalArgs))), sorted(slices.Collect(maps.Keys(seedTools))); !slices.Equal(got, want) {
+	want := strings.Split(strings.ReplaceAll(strings.Join(toolcatalog.Names(), ","), pfx, ""), ",")
+	if got := sorted(slices.Collect(maps.Keys(minimalArgs))); !slices.Equal(got, want) {
 		t.Fatalf("minimalArgs covers %v", got)
 	}
 	for short, args := range minimalArgs {
@@ -108,7 +127,7 @@ func TestEveryInputRejectsUnknownField(t *testing.T) {
 		if len(ve.Issues) != 1 || ve.Issues[0].Path != "/bogus_field" || !strings.HasPrefix(ve.Issues[0].Message, "unknown field") {
 			t.Errorf("%s: issues %+v, want one unknown-field issue at /bogus_field", short, ve.Issues)
 		}
-		if ve.Code() != ErrCodeInvalidInput {
+		if ve.Code() != toolcatalog.ErrCodeInvalidInput {
 			t.Errorf("%s: code %q", short, ve.Code())
 		}
 	}
@@ -147,30 +166,30 @@ func TestEmptyArgumentsNameEveryMissingField(t *testing.T) {
 func TestValidationIssues(t *testing.T) {
 	tests := []struct {
 		tool, args string
-		want       []Issue // exact paths; message prefix
+		want       []toolcatalog.Issue // exact paths; message prefix
 	}{
-		{"room_timeline", `{"room_id":"r","limit":500}`, []Issue{{"/limit", "maximum"}}},
-		{"room_timeline", `{"room_id":"r","limit":0,"after_seq":-1}`, []Issue{{"/after_seq", "minimum"}, {"/limit", "minimum"}}},
-		{"room_timeline", `{"room_id":"r","limit":1.5}`, []Issue{{"/limit", "got number, want integer"}}},
-		{"room_timeline", `{"room_id":"not a room id"}`, []Issue{{"/room_id", "'not a room id' does not match pattern"}}},
+		{"room_timeline", `{"room_id":"r","source":"archive"}`, []toolcatalog.Issue{{Path: "/source", Message: "value must be one of"}}},
+		{"room_timeline", `{"room_id":"r","limit":0,"after_seq":-1}`, []toolcatalog.Issue{{Path: "/after_seq", Message: "minimum"}, {Path: "/limit", Message: "minimum"}}},
+		{"room_timeline", `{"room_id":"r","limit":1.5}`, []toolcatalog.Issue{{Path: "/limit", Message: "got number, want integer"}}},
+		{"room_timeline", `{"room_id":"not a room id"}`, []toolcatalog.Issue{{Path: "/room_id", Message: "'not a room id' does not match pattern"}}},
 		{"room_send_message", `{"room_id":"r","content":"x","mentions":["did:agent:short","did:agent:short"]}`,
-			[]Issue{{"/mentions", "items at 0 and 1 are equal"}, {"/mentions/0", "'did:agent:short' does not match pattern"}, {"/mentions/1", "'did:agent:short' does not match pattern"}}},
-		{"room_send_message", `{"room_id":"r","content":"x","on_head_mismatch":"force"}`, []Issue{{"/on_head_mismatch", "value must be one of"}}},
-		{"room_send_message", `{"room_id":"r","content":""}`, []Issue{{"/content", "minLength"}}},
-		{"room_state", `{"room_id":"r","host":"http://api.al.ink"}`, []Issue{{"/host", "'http://api.al.ink' does not match pattern"}}},
-		{"room_state", `{"room_id":"r","host":"https://api.al.ink/v1"}`, []Issue{{"/host", "'https://api.al.ink/v1' does not match pattern"}}},
+			[]toolcatalog.Issue{{Path: "/mentions", Message: "items at 0 and 1 are equal"}, {Path: "/mentions/0", Message: "'did:agent:short' does not match pattern"}, {Path: "/mentions/1", Message: "'did:agent:short' does not match pattern"}}},
+		{"room_send_message", `{"room_id":"r","content":"x","on_head_mismatch":"force"}`, []toolcatalog.Issue{{Path: "/on_head_mismatch", Message: "value must be one of"}}},
+		{"room_send_message", `{"room_id":"r","content":""}`, []toolcatalog.Issue{{Path: "/content", Message: "minLength"}}},
+		{"room_state", `{"room_id":"r","host":"http://api.al.ink"}`, []toolcatalog.Issue{{Path: "/host", Message: "'http://api.al.ink' does not match pattern"}}},
+		{"room_state", `{"room_id":"r","host":"https://api.al.ink/v1"}`, []toolcatalog.Issue{{Path: "/host", Message: "'https://api.al.ink/v1' does not match pattern"}}},
 		{"room_create", `{"host":"https://h.example","topic":"   ","visibility":"public","start_time":1,"end_time":2,"policy":{"open_roles":["moderator"],"bogus":1}}`,
-			[]Issue{{"/policy/bogus", "unknown field"}, {"/policy/open_roles/0", "value must be one of"}, {"/topic", "'   ' does not match pattern"}}},
-		{"inbox_ack", `{"ids":[],"action":"handled"}`, []Issue{{"/ids", "minItems"}}},
-		{"profile_update", `{"profile_service":"https://p.example","profile":{"description":"x"}}`, []Issue{{"/profile/name", "required field is missing"}}},
-		{"inbox_next", `{"wait_ms":60000}`, []Issue{{"/wait_ms", "maximum"}}},
-		{"identity_current", `{"x":1}`, []Issue{{"/x", "unknown field; this tool takes no arguments"}}},
-		{"room_leave", `{"room_id":"r","why":"x"}`, []Issue{{"/why", "unknown field; allowed fields: room_id, host, reason"}}},
-		{"room_leave", `[]`, []Issue{{"", "got array, want object"}}},
+			[]toolcatalog.Issue{{Path: "/policy/bogus", Message: "unknown field"}, {Path: "/policy/open_roles/0", Message: "value must be one of"}, {Path: "/topic", Message: "'   ' does not match pattern"}}},
+		{"inbox_ack", `{"ids":[],"action":"handled"}`, []toolcatalog.Issue{{Path: "/ids", Message: "minItems"}}},
+		{"profile_update", `{"profile_service":"https://p.example","profile":{"description":"x"}}`, []toolcatalog.Issue{{Path: "/profile/name", Message: "required field is missing"}}},
+		{"inbox_next", `{"wait_ms":-1}`, []toolcatalog.Issue{{Path: "/wait_ms", Message: "minimum"}}},
+		{"identity_current", `{"x":1}`, []toolcatalog.Issue{{Path: "/x", Message: "unknown field; this tool takes no arguments"}}},
+		{"room_leave", `{"room_id":"r","why":"x"}`, []toolcatalog.Issue{{Path: "/why", Message: "unknown field; allowed fields: room_id, host, reason"}}},
+		{"room_leave", `[]`, []toolcatalog.Issue{{Path: "", Message: "got array, want object"}}},
 		// Strict I-JSON: rejected before schema validation.
-		{"room_leave", `{"room_id":"a","room_id":"b"}`, []Issue{{"/room_id", "duplicate"}}},
-		{"room_mark_read", `{"room_id":"r","through_seq":9007199254740993}`, []Issue{{"/through_seq", ""}}},
-		{"room_leave", `{"room_id":"r"`, []Issue{{"", ""}}},
+		{"room_leave", `{"room_id":"a","room_id":"b"}`, []toolcatalog.Issue{{Path: "/room_id", Message: "duplicate"}}},
+		{"room_mark_read", `{"room_id":"r","through_seq":9007199254740993}`, []toolcatalog.Issue{{Path: "/through_seq", Message: ""}}},
+		{"room_leave", `{"room_id":"r"`, []toolcatalog.Issue{{Path: "", Message: ""}}},
 	}
 	for _, tc := range tests {
 		err := inputSchema(t, tc.tool).ValidateJSON([]byte(tc.args))
@@ -189,30 +208,30 @@ func TestValidationIssues(t *testing.T) {
 			t.Errorf("Error() = %q", ve.Error())
 		}
 		data := ve.Data()
-		if data["tool"] != pfx+tc.tool || len(data["issues"].([]Issue)) != len(tc.want) {
+		if data["tool"] != pfx+tc.tool || len(data["issues"].([]toolcatalog.Issue)) != len(tc.want) {
 			t.Errorf("Data() = %v", data)
 		}
 	}
 }
 
 func TestValidationErrorMessage(t *testing.T) {
-	err := inputSchema(t, "room_timeline").ValidateJSON([]byte(`{"limit":500,"x":1}`))
-	want := "invalid arguments for agent_protocols_room_timeline: /limit: maximum: got 500, want 200; " +
-		"/room_id: required field is missing; /x: unknown field; allowed fields: room_id, host, after_seq, before_seq, limit, types, actors, unread_only, mark_read, refresh, include_records"
+	err := inputSchema(t, "room_timeline").ValidateJSON([]byte(`{"limit":0,"x":1}`))
+	want := "invalid arguments for agent_protocols_room_timeline: /limit: minimum: got 0, want 1; " +
+		"/room_id: required field is missing; /x: unknown field; allowed fields: room_id, host, after_seq, before_seq, limit, types, actors, unread_only, mark_read, refresh, include_records, source"
 	if err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}
-	root := &ValidationError{Tool: "t", Issues: []Issue{{Message: "bad"}}}
+	root := &toolcatalog.ValidationError{Tool: "t", Issues: []toolcatalog.Issue{{Message: "bad"}}}
 	if root.Error() != "invalid arguments for t: (arguments): bad" {
 		t.Errorf("got %q", root.Error())
 	}
 }
 
-func asValidationError(t *testing.T, tool string, err error) *ValidationError {
+func asValidationError(t *testing.T, tool string, err error) *toolcatalog.ValidationError {
 	t.Helper()
-	var ve *ValidationError
+	var ve *toolcatalog.ValidationError
 	if !errors.As(err, &ve) {
-		t.Fatalf("%s: error %v (%T), want *ValidationError", tool, err, err)
+		t.Fatalf("%s: error %v (%T), want *toolcatalog.ValidationError", tool, err, err)
 	}
 	return ve
 }
@@ -257,7 +276,7 @@ const (
 
 func TestResultExamplesValidate(t *testing.T) {
 	tests := map[string]string{
-		"identity_current":    `{"agent_id":"` + testAgent + `","public_key":"6kpsY-KcUgq-9VB7Ey7F-ZVHdq6-vnuSQh7qaRRG0iw","profiles":["https://profiles.example.com"],"hosts":[` + seedHost + `]}`,
+		"identity_current":    `{"agent_id":"` + testAgent + `","public_key":"6kpsY-KcUgq-9VB7Ey7F-ZVHdq6-vnuSQh7qaRRG0iw","profiles":["https://profiles.example.com"],"hosts":[` + seedHost + `],"sync_mode":"explicit","tools":["agent_protocols_identity_current"]}`,
 		"hosts_list":          `{"hosts":[` + seedHost + `]}`,
 		"rooms_search":        `{"rooms":[{"room_id":"r","host":"https://api.al.ink","status":"active","topic":"t","tags":[],"role":null,"unread_count":0,"pending_inbox_count":0}],"next_cursor":"c"}`,
 		"room_open":           `{"room":` + testRoomView + `,"sync":` + seedSync + `,"active_turn":` + seedTurn + `}`,
@@ -267,7 +286,7 @@ func TestResultExamplesValidate(t *testing.T) {
 		"agent_status_list":   `{"statuses":[` + testStatus + `],"sync":` + seedSync + `}`,
 		"agent_status_get":    `{}`,
 		"agent_status_set":    `{"status":` + testStatus + `}`,
-		"room_timeline":       `{"items":[` + seedTimelineItem + `],"sync":` + seedSync + `,"next_after_seq":42,"unread_count":0}`,
+		"room_timeline":       `{"items":[` + seedTimelineItem + `],"sync":` + seedSync + `,"next_after_seq":42,"unread_count":0,"history":{"source":"local","first_seq":1,"last_seq":44,"truncated":false}}`,
 		"room_mark_read":      `{"room_id":"r","read_seq":42,"unread_count":0}`,
 		"inbox_next":          `{"items":[` + seedInboxItem + `],"pending_count":1}`,
 		"inbox_ack":           `{"acknowledged":["a"],"pending_count":0}`,
@@ -284,14 +303,20 @@ func TestResultExamplesValidate(t *testing.T) {
 		"join_requests_list":  `{"join_requests":[{"id":"` + testHash + `","status":"pending"}]}`,
 		"join_request_review": `{"record":` + testRecord + `,"sync":` + seedSync + `}`,
 		"rooms_list":          `{"rooms":[]}`,
+		"services_list":       `{"services":[{"protocol":"agent-discourse/1.0","service":"https://api.al.ink","endpoints":{"rooms":"https://api.al.ink/v1/rooms"}}],"errors":[]}`,
+		"profiles_get":        `{"profiles":[{"id":"` + testAgent + `","name":"X","updated_at":1,"event_id":"` + testHash + `"}],"missing":[],"profile_service":"https://profiles.example.com"}`,
+		"profile_history":     `{"envelopes":[{"hash":"h","event":{},"signature":"s"}],"profile_service":"https://profiles.example.com","agent_id":"` + testAgent + `"}`,
+		"schema_get":          `{"protocol":"agent-profile/1.0","schemas":[{"type":"profile.update","schema":{"$ref":"#/$defs/p","$defs":{"p":{}}}}]}`,
+		"room_archive":        `{"manifest":{},"records":[` + testRecord + `],"verified":true,"redacted":[],"state_verified":true,"packs":[],"archive":{"uri":"agent-protocols://rooms/r/archive","records_count":1}}`,
+		"room_watch":          `{"types":["poll.vote"],"sync":` + seedSync + `}`,
 	}
-	if len(tests) != 27 {
-		t.Fatalf("%d result examples, want 27", len(tests))
+	if len(tests) != 33 {
+		t.Fatalf("%d result examples, want 33", len(tests))
 	}
 	for short, doc := range tests {
-		s, ok := OutputSchema(pfx + short)
+		s, ok := toolcatalog.OutputSchema(pfx + short)
 		if !ok || s.IsInput() || s.Tool() != pfx+short {
-			t.Fatalf("OutputSchema(%s) = %v, %v", short, s, ok)
+			t.Fatalf("toolcatalog.OutputSchema(%s) = %v, %v", short, s, ok)
 		}
 		if err := s.ValidateJSON([]byte(doc)); err != nil {
 			t.Errorf("%s: %v", short, err)
@@ -311,10 +336,10 @@ func TestResultShapesRejectWrongResults(t *testing.T) {
 		{"room_members_list", `{"members":[{"agent_id":"a","role":"speaker","status":"gone","is_creator":false}],"sync":` + seedSync + `}`, "/members/0/status"},
 	}
 	for _, tc := range tests {
-		s, _ := OutputSchema(pfx + tc.tool)
+		s, _ := toolcatalog.OutputSchema(pfx + tc.tool)
 		err := s.ValidateJSON([]byte(tc.doc))
 		ve := asValidationError(t, tc.tool, err)
-		if !ve.Output || ve.Code() != ErrCodeInvalidOutput {
+		if !ve.Output || ve.Code() != toolcatalog.ErrCodeInvalidOutput {
 			t.Errorf("%s: Output=%v Code=%s", tc.tool, ve.Output, ve.Code())
 		}
 		var found bool
@@ -326,14 +351,14 @@ func TestResultShapesRejectWrongResults(t *testing.T) {
 		}
 	}
 	// An output schema gets no {} default for empty data.
-	s, _ := OutputSchema(pfx + "room_leave")
+	s, _ := toolcatalog.OutputSchema(pfx + "room_leave")
 	if err := s.ValidateJSON(nil); err == nil {
 		t.Error("empty result accepted")
 	}
 }
 
 func TestValidateValue(t *testing.T) {
-	s, _ := OutputSchema(pfx + "room_mark_read")
+	s, _ := toolcatalog.OutputSchema(pfx + "room_mark_read")
 	type markRead struct {
 		RoomID      string `json:"room_id"`
 		ReadSeq     int64  `json:"read_seq"`
@@ -351,7 +376,7 @@ func TestValidateValue(t *testing.T) {
 	if err := s.ValidateValue([]byte(`{"room_id":"r"}`)); err == nil {
 		t.Error("incomplete raw result accepted")
 	}
-	if err := s.ValidateValue(make(chan int)); err == nil || errors.As(err, new(*ValidationError)) {
+	if err := s.ValidateValue(make(chan int)); err == nil || errors.As(err, new(*toolcatalog.ValidationError)) {
 		t.Errorf("unmarshalable value: %v", err)
 	}
 }

@@ -1,11 +1,13 @@
 package mcpserver
 
 import (
+	"apconnect/host/toolcatalog"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime/debug"
 	"strings"
 
@@ -110,15 +112,15 @@ func (s *server) toolResult(name string, out any, summary string) *mcp.CallToolR
 		s.log.Error("tool result does not encode", "tool", name, "err", err)
 		return internalErrorResult()
 	}
-	if sch, ok := OutputSchema(name); ok {
+	if sch, ok := toolcatalog.OutputSchema(name); ok {
 		if err := sch.ValidateJSON(data); err != nil {
 			s.log.Error("tool result does not match its output schema", "tool", name, "err", err)
 			if s.opts.StrictOutput {
-				var ve *ValidationError
+				var ve *toolcatalog.ValidationError
 				if errors.As(err, &ve) {
 					return ErrorResult(ve.Code(), ve.Error(), ve.Data())
 				}
-				return ErrorResult(ErrCodeInvalidOutput, err.Error(), nil)
+				return ErrorResult(toolcatalog.ErrCodeInvalidOutput, err.Error(), nil)
 			}
 		}
 	}
@@ -150,12 +152,13 @@ func (s *server) toolError(name string, err error) *mcp.CallToolResult {
 	return ErrorResult(ce.Code, msg, data)
 }
 
-// handlers is the handler table of the 27 catalog tools.
+// handlers is the handler table of the 33 catalog tools.
 func (s *server) handlers() map[string]ToolHandler {
 	m := map[string]ToolHandler{}
 	for _, add := range []func(*server, map[string]ToolHandler){
 		identityHandlers, roomHandlers, memberHandlers, statusHandlers, timelineHandlers,
 		inboxHandlers, draftHandlers, writeHandlers, joinHandlers,
+		serviceHandlers, profileHandlers, watchHandlers,
 	} {
 		add(s, m)
 	}
@@ -168,7 +171,13 @@ func register[In, Out any](s *server, m map[string]ToolHandler, sp toolSpec[In, 
 		panic("mcpserver: two handlers for " + sp.name)
 	}
 	m[sp.name] = sp.handler(s)
+	if s.toolIO != nil {
+		s.toolIO[sp.name] = toolIO{in: reflect.TypeFor[In](), out: reflect.TypeFor[Out]()}
+	}
 }
+
+// toolIO is the Go input and result types of one tool.
+type toolIO struct{ in, out reflect.Type }
 
 // roomOf is the syncs function of tools whose input names a room.
 func roomOf(host, roomID string) (string, string, bool) {

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"apconnect/host/toolcatalog"
 	"context"
 	"crypto/x509"
 	"encoding/json"
@@ -20,6 +21,7 @@ import (
 	"apconnect/host/connector"
 	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
+	"apconnect/host/plugin"
 )
 
 // The harness: a real local hub (hubtest), connectors of test agents on it,
@@ -66,7 +68,7 @@ type tagent struct {
 
 type agentOptions struct {
 	start  bool // run the connector's background sync
-	tools  []connector.ToolProvider
+	tools  []plugin.ToolProvider
 	client *mcp.ClientOptions
 	// protocol is the client's protocol version ("" for the SDK default,
 	// 2026-07-28).
@@ -188,7 +190,7 @@ func structured(t testing.TB, tool string, res *mcp.CallToolResult) obj {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sch, ok := OutputSchema(tool); ok {
+	if sch, ok := toolcatalog.OutputSchema(tool); ok {
 		if err := sch.ValidateJSON(data); err != nil {
 			t.Fatalf("%s: %v\n%s", tool, err, data)
 		}

@@ -3,9 +3,9 @@ package mcpserver
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -124,7 +124,18 @@ func (w *watcher) fingerprint(ctx context.Context, uri string) (fp [32]byte) {
 			fp = sha256.Sum256([]byte("panic"))
 		}
 	}()
-	data, err := w.s.resourceJSON(ctx, uri)
+	var data []byte
+	var err error
+	if kind, roomID, _ := parseURI(uri); kind == resArchive {
+		// The summary changes whenever the archive is kept again; the
+		// records are not read for a fingerprint.
+		var v any
+		if v, err = w.s.archiveResource(uri, roomID, false); err == nil {
+			data, err = json.Marshal(v)
+		}
+	} else {
+		data, err = w.s.resourceJSON(ctx, uri)
+	}
 	if err != nil {
 		var je *jsonrpc.Error
 		if errors.As(err, &je) {
@@ -225,22 +236,5 @@ func (w *watcher) cheapKey(ctx context.Context, uri string) string {
 	default:
 		return ""
 	}
-	q := w.s.conn.Store().Read()
-	refs, err := q.RoomKeys(ctx, roomID)
-	if err != nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, ref := range refs {
-		r, err := q.Room(ctx, ref.Key)
-		if err != nil {
-			return ""
-		}
-		fmt.Fprintf(&b, "%s|%d|%t|%d|%s|%d|%s|%d|%d|%t|%s|%s|%d|%d;", r.Host, r.Key, r.HasSnapshot, r.HeadSeq, r.HeadHash, r.SyncedSeq, r.SyncedHash,
-			r.RemoteSeq, r.ReadSeq, r.Subscribed, r.SelfState, r.SelfRole, r.PendingInbox, r.UpdatedAt)
-		if r.Failure != nil {
-			fmt.Fprintf(&b, "failed:%d:%s;", r.Failure.Seq, r.Failure.Code)
-		}
-	}
-	return "rooms:" + b.String()
+	return w.s.conn.RoomFingerprint(ctx, roomID)
 }

@@ -2,15 +2,11 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"apconnect/host/config"
-	"apconnect/host/store"
 )
 
 // Progress of long syncs.
@@ -106,45 +102,8 @@ func reportProgress(ctx context.Context, interval time.Duration, pos positionFun
 // roomPosition reads a room's position from local state: by host and id,
 // or by id alone when exactly one configured host knows the room.
 func (s *server) roomPosition(host, roomID string) positionFunc {
-	var key int64
 	return func(ctx context.Context) (syncPosition, bool, error) {
-		q := s.conn.Store().Read()
-		if key == 0 {
-			k, err := s.roomKey(ctx, host, roomID)
-			if err != nil || k == 0 {
-				return syncPosition{}, false, err
-			}
-			key = k
-		}
-		row, err := q.Room(ctx, key)
-		if err != nil {
-			return syncPosition{}, false, err
-		}
-		return syncPosition{synced: row.SyncedSeq, remote: row.RemoteSeq}, row.SyncedSeq > 0, nil
+		synced, remote, ok, err := s.conn.SyncPosition(ctx, host, roomID)
+		return syncPosition{synced: synced, remote: remote}, ok, err
 	}
-}
-
-// roomKey finds the local key of a room (0 when it is not known, or known
-// on several hosts and no host is given).
-func (s *server) roomKey(ctx context.Context, host, roomID string) (int64, error) {
-	q := s.conn.Store().Read()
-	if host != "" {
-		norm, err := config.NormalizeOrigin(host)
-		if err != nil {
-			return 0, nil
-		}
-		row, err := q.RoomAt(ctx, norm, roomID)
-		if errors.Is(err, store.ErrNotFound) {
-			return 0, nil
-		}
-		if err != nil {
-			return 0, err
-		}
-		return row.Key, nil
-	}
-	refs, err := q.RoomKeys(ctx, roomID)
-	if err != nil || len(refs) != 1 {
-		return 0, err
-	}
-	return refs[0].Key, nil
 }

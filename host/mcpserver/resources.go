@@ -5,20 +5,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"apconnect/host/connector"
 	"apconnect/host/identity"
-	"apconnect/host/store"
 )
 
 // Resources (connector spec 4.4).
 //
-// Every resource is JSON built from the connector's local, verified state.
+// Every resource is JSON built from the connector's local, verified state:
+// the ten of the spec, plus a verified archive kept by
+// agent_protocols_room_archive and a verified profile pinned by
+// agent_protocols_profiles_get (or a member profile read).
 // A read changes nothing: it fetches nothing from a host, saves nothing,
 // claims no inbox item, moves no read cursor and presents no head to the
 // session. A room that is not known locally (or has no verified state yet)
@@ -26,17 +28,21 @@ import (
 
 // The resource URIs and templates.
 const (
-	uriPrefix      = "agent-protocols://"
-	uriIdentity    = uriPrefix + "identity/current"
-	uriHosts       = uriPrefix + "hosts"
-	uriRooms       = uriPrefix + "rooms"
-	uriInbox       = uriPrefix + "inbox/pending"
-	uriDrafts      = uriPrefix + "drafts/held"
-	tmplRoom       = uriPrefix + "rooms/{room_id}"
-	tmplMembers    = tmplRoom + "/members"
-	tmplTimeline   = tmplRoom + "/timeline"
-	tmplTypes      = tmplRoom + "/types"
-	tmplStatus     = tmplRoom + "/agent-status"
+	uriPrefix    = "agent-protocols://"
+	uriIdentity  = uriPrefix + "identity/current"
+	uriHosts     = uriPrefix + "hosts"
+	uriRooms     = uriPrefix + "rooms"
+	uriInbox     = uriPrefix + "inbox/pending"
+	uriDrafts    = uriPrefix + "drafts/held"
+	tmplRoom     = uriPrefix + "rooms/{room_id}"
+	tmplMembers  = tmplRoom + "/members"
+	tmplTimeline = tmplRoom + "/timeline"
+	tmplTypes    = tmplRoom + "/types"
+	tmplStatus   = tmplRoom + "/agent-status"
+	tmplArchive  = tmplRoom + "/archive"
+	// A reserved expansion: an Agent ID holds colons (did:agent:…),
+	// which a simple {var} would percent-encode.
+	tmplProfile    = uriPrefix + "profiles/{+agent_id}"
 	resourceMIME   = "application/json"
 	timelineWindow = 100 // newest items in the timeline resource
 	listCap        = 1000
@@ -56,6 +62,8 @@ const (
 	resTimeline resourceKind = "timeline"
 	resTypes    resourceKind = "types"
 	resStatus   resourceKind = "agent-status"
+	resArchive  resourceKind = "archive"
+	resProfile  resourceKind = "profile"
 )
 
 type resourceDef struct {
@@ -63,7 +71,8 @@ type resourceDef struct {
 	template                      bool
 }
 
-// resourceDefs are the ten resources, in the order of connector spec 4.4.
+// resourceDefs are the ten resources of connector spec 4.4, in its order,
+// then the two of the 0.12.6 tools.
 var resourceDefs = []resourceDef{
 	{uri: uriIdentity, name: "identity", title: "Active identity",
 		description: "The Agent ID this connector signs as and its non-secret configuration (profile services, allowed hosts)."},
@@ -85,6 +94,10 @@ var resourceDefs = []resourceDef{
 		description: "Pending actionable inbox items, highest priority first (reading it claims nothing; use agent_protocols_inbox_next)."},
 	{uri: uriDrafts, name: "drafts", title: "Held drafts",
 		description: "Held drafts waiting for your explicit decision (agent_protocols_draft_commit)."},
+	{uri: tmplArchive, name: "room-archive", title: "Room archive", template: true,
+		description: "A room's archive as agent_protocols_room_archive last verified and kept it: the manifest, the verification report (redacted seqs, state_verified), the external packs and every record."},
+	{uri: tmplProfile, name: "profile", title: "Verified profile", template: true,
+		description: "An Agent ID's profile pinned locally: the latest signed profile.update the connector verified (agent_protocols_profiles_get, or a member's profile), its envelope and nonce."},
 }
 
 func (s *server) addResources() {
@@ -115,6 +128,15 @@ func parseURI(uri string) (resourceKind, string, bool) {
 	case uriDrafts:
 		return resDrafts, "", true
 	}
+	if id, ok := strings.CutPrefix(uri, uriPrefix+"profiles/"); ok {
+		if dec, err := url.PathUnescape(id); err == nil {
+			id = dec // did%3Aagent%3A… as a simple expansion writes it
+		}
+		if !identity.ValidAgentID(id) {
+			return "", "", false
+		}
+		return resProfile, id, true
+	}
 	rest, ok := strings.CutPrefix(uri, uriRooms+"/")
 	if !ok {
 		return "", "", false
@@ -137,6 +159,8 @@ func parseURI(uri string) (resourceKind, string, bool) {
 		return resTypes, roomID, true
 	case "agent-status":
 		return resStatus, roomID, true
+	case "archive":
+		return resArchive, roomID, true
 	}
 	return "", "", false
 }
@@ -171,6 +195,10 @@ func (s *server) resourceJSON(ctx context.Context, uri string) ([]byte, error) {
 		v, err = s.inboxResource(ctx)
 	case resDrafts:
 		v, err = s.draftsResource(ctx)
+	case resProfile:
+		v, err = s.profileResource(ctx, uri, roomID)
+	case resArchive:
+		v, err = s.archiveResource(uri, roomID, true)
 	default:
 		v, err = s.roomResource(ctx, uri, kind, roomID)
 	}
@@ -212,28 +240,14 @@ func (s *server) roomsResource(ctx context.Context) (any, error) {
 // inboxResource lists the pending inbox items without claiming or
 // releasing any.
 func (s *server) inboxResource(ctx context.Context) (any, error) {
-	out := struct {
+	items, total, err := s.conn.PendingInboxView(ctx, 200)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
 		Items        []connector.InboxItem `json:"items"`
 		PendingCount int64                 `json:"pending_count"`
-	}{Items: []connector.InboxItem{}}
-	err := s.conn.Store().View(ctx, func(q store.Q) error {
-		rows, err := q.PendingInbox(ctx, store.InboxQuery{Limit: 200})
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			var it connector.InboxItem
-			if err := json.Unmarshal(r.Item, &it); err != nil {
-				return err
-			}
-			it.State = r.State
-			out.Items = append(out.Items, it)
-		}
-		n, err := q.PendingTotal(ctx)
-		out.PendingCount = max(n, 0)
-		return err
-	})
-	return out, err
+	}{items, total}, nil
 }
 
 // draftsResource lists the held drafts (up to listCap).
@@ -262,40 +276,20 @@ func (s *server) draftsResource(ctx context.Context) (any, error) {
 
 // localRoom finds a room in local state by id alone, as the room-scoped
 // URIs name it. It never creates or fetches anything.
-func (s *server) localRoom(ctx context.Context, uri, roomID string) (*store.Room, error) {
-	hosts, err := s.conn.HostsList(ctx, "")
-	if err != nil {
-		return nil, err
+func (s *server) localRoom(ctx context.Context, uri, roomID string) (*connector.LocalRoom, error) {
+	lr, err := s.conn.FindLocalRoom(ctx, "", roomID)
+	if err == nil {
+		return lr, nil
 	}
-	configured := map[string]bool{}
-	for _, h := range hosts.Hosts {
-		configured[h.Host] = true
-	}
-	q := s.conn.Store().Read()
-	refs, err := q.RoomKeys(ctx, roomID)
-	if err != nil {
-		return nil, err
-	}
-	var known []store.RoomRef
-	for _, r := range refs {
-		if configured[r.Host] {
-			known = append(known, r)
-		}
-	}
-	switch len(known) {
-	case 0:
+	if connector.IsNotFound(err) {
 		return nil, mcp.ResourceNotFoundError(uri)
-	case 1:
-	default:
-		hs := make([]string, len(known))
-		for i, r := range known {
-			hs[i] = r.Host
-		}
-		data, _ := json.Marshal(map[string]any{"uri": uri, "code": connector.CodeAmbiguousRoom, "hosts": hs})
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: room %s is known on more than one host; use the tools with host",
-			connector.CodeAmbiguousRoom, roomID), Data: data}
 	}
-	return q.Room(ctx, known[0].Key)
+	if e := connector.AsError(err); e.Code == connector.CodeAmbiguousRoom {
+		data, _ := json.Marshal(map[string]any{"uri": uri, "code": e.Code, "hosts": e.Data["hosts"]})
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: room %s is known on more than one host; use the tools with host",
+			e.Code, roomID), Data: data}
+	}
+	return nil, err
 }
 
 // roomResource builds a room-scoped resource.
@@ -307,12 +301,14 @@ func (s *server) roomResource(ctx context.Context, uri string, kind resourceKind
 	if kind == resStatus {
 		return s.statusResource(ctx, row)
 	}
-	if !row.HasSnapshot {
+	if !row.Verified {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	// The room is known with verified state, so RoomState reads local
-	// state only; with no session it presents nothing.
-	st, err := s.conn.RoomState(ctx, "", connector.RoomStateInput{RoomID: roomID, Host: row.Host, IncludeTypes: kind == resTypes})
+	// state only; with no session it presents nothing. The types resource
+	// has the full registry, the room resource a brief one.
+	full := kind == resTypes
+	st, err := s.conn.RoomState(ctx, "", connector.RoomStateInput{RoomID: roomID, Host: row.Host, IncludeTypes: &full})
 	if err != nil {
 		return nil, err
 	}
@@ -347,35 +343,23 @@ func (s *server) roomResource(ctx context.Context, uri string, kind resourceKind
 			cursor = page.NextCursor
 		}
 	case resTimeline:
-		evs, err := s.conn.Store().Read().Timeline(ctx, row.Key, store.TimelineQuery{Limit: timelineWindow + 1, Newest: true})
+		items, more, err := s.conn.RecentTimeline(ctx, row, timelineWindow)
 		if err != nil {
 			return nil, err
 		}
-		more := len(evs) > timelineWindow
-		if more {
-			evs = evs[1:]
-		}
-		out := struct {
+		return struct {
 			Items []connector.TimelineItem `json:"items"`
 			Sync  connector.SyncState      `json:"sync"`
 			// MoreBefore is true when older items exist locally (read them
 			// with agent_protocols_room_timeline).
 			MoreBefore bool `json:"more_before"`
-		}{Items: make([]connector.TimelineItem, 0, len(evs)), Sync: st.Sync, MoreBefore: more}
-		for _, e := range evs {
-			var it connector.TimelineItem
-			if err := json.Unmarshal(e.Item, &it); err != nil {
-				return nil, err
-			}
-			out.Items = append(out.Items, it)
-		}
-		return out, nil
+		}{Items: items, Sync: st.Sync, MoreBefore: more}, nil
 	}
 	return nil, mcp.ResourceNotFoundError(uri)
 }
 
 // statusResource lists the cached unexpired statuses of a room.
-func (s *server) statusResource(ctx context.Context, row *store.Room) (any, error) {
+func (s *server) statusResource(ctx context.Context, row *connector.LocalRoom) (any, error) {
 	out := struct {
 		RoomID   string                  `json:"room_id"`
 		Host     string                  `json:"host"`
@@ -385,22 +369,49 @@ func (s *server) statusResource(ctx context.Context, row *store.Room) (any, erro
 		ListedAt int64                `json:"listed_at"`
 		Sync     *connector.SyncState `json:"sync,omitempty"`
 	}{RoomID: row.RoomID, Host: row.Host, Statuses: []connector.AgentStatus{}, ListedAt: row.StatusesAt}
-	list, err := s.conn.Store().Read().Statuses(ctx, row.Key, time.Now().UnixMilli())
+	list, err := s.conn.CachedStatuses(ctx, row)
 	if err != nil {
 		return nil, err
 	}
-	for _, st := range list {
-		var v connector.AgentStatus
-		if json.Unmarshal(st.Status, &v) == nil {
-			out.Statuses = append(out.Statuses, v)
-		}
-	}
-	if row.HasSnapshot {
+	out.Statuses = list
+	if row.Verified {
 		st, err := s.conn.RoomState(ctx, "", connector.RoomStateInput{RoomID: row.RoomID, Host: row.Host})
 		if err != nil {
 			return nil, err
 		}
 		out.Sync = &st.Sync
+	}
+	return out, nil
+}
+
+// profileResource is the profile pinned for an Agent ID.
+func (s *server) profileResource(ctx context.Context, uri, agentID string) (any, error) {
+	p, err := s.conn.Pinned(ctx, agentID)
+	if connector.IsNotFound(err) {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	return p, err
+}
+
+// archiveResource is a room's kept archive: its summary and, withRecords,
+// every record (the change watcher fingerprints the summary alone, which
+// changes whenever the archive is kept again).
+func (s *server) archiveResource(uri, roomID string, withRecords bool) (any, error) {
+	sum, jsonl, err := s.conn.KeptArchive("", roomID, withRecords)
+	if connector.IsNotFound(err) {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := struct {
+		*connector.ArchiveSummary
+		Records []json.RawMessage `json:"records,omitempty"`
+	}{ArchiveSummary: sum}
+	for line := range strings.SplitSeq(string(jsonl), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			out.Records = append(out.Records, json.RawMessage(line))
+		}
 	}
 	return out, nil
 }

@@ -115,7 +115,7 @@ func TestResourcesListed(t *testing.T) {
 		tmpls = append(tmpls, r.URITemplate)
 	}
 	slices.Sort(tmpls)
-	if want := []string{tmplRoom, tmplStatus, tmplMembers, tmplTimeline, tmplTypes}; !slices.Equal(tmpls, want) {
+	if want := []string{tmplProfile, tmplRoom, tmplStatus, tmplArchive, tmplMembers, tmplTimeline, tmplTypes}; !slices.Equal(tmpls, want) {
 		t.Errorf("templates %v, want %v", tmpls, want)
 	}
 }
@@ -299,4 +299,67 @@ func TestResourceSubscriptions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The 0.12.6 tools' resources: the archive room_archive kept and the
+// profile profiles_get pinned, read from local state only (a reader with
+// nothing kept gets resource-not-found), and updated when kept again.
+func TestArchiveAndProfileResources(t *testing.T) {
+	h := startHub(t)
+	alice := newAgent(t, h, "alice", 0xA1, agentOptions{})
+	u := &updates{seen: map[string]int{}}
+	bob := newAgent(t, h, "bob", 0xB2, agentOptions{protocol: "2025-11-25", client: &mcp.ClientOptions{ResourceUpdatedHandler: u.on}})
+	roomID := alice.createRoom("public", nil)
+	alice.call("room_send_message", obj{"room_id": roomID, "content": "For the record."})
+	archURI := "agent-protocols://rooms/" + roomID + "/archive"
+	if _, err := bob.cs.ReadResource(bg, &mcp.ReadResourceParams{URI: archURI}); err == nil {
+		t.Fatal("an archive nobody kept was read")
+	}
+	kept := bob.call("room_archive", obj{"room_id": roomID, "host": h.Origin()})
+	if get(kept, "archive", "uri") != archURI || num(get(kept, "archive", "records_count")) != 2 {
+		t.Fatalf("room_archive: %v", kept["archive"])
+	}
+	arch := readJSON(t, bob, archURI)
+	if arch["room_id"] != roomID || arch["verified"] != true || len(arch["records"].([]any)) != 2 || arch["state_verified"] != true {
+		t.Fatalf("archive resource: %v", arch)
+	}
+	if err := bob.cs.Subscribe(bg, &mcp.SubscribeParams{URI: archURI}); err != nil {
+		t.Fatal(err)
+	}
+	alice.call("room_send_message", obj{"room_id": roomID, "content": "And one more."})
+	bob.call("room_archive", obj{"room_id": roomID, "include_records": false})
+	eventually(t, 5*time.Second, "an update of the archive resource", func() bool { return u.count(archURI) > 0 })
+	if arch := readJSON(t, bob, archURI); len(arch["records"].([]any)) != 3 {
+		t.Fatalf("the archive kept again: %d records", len(arch["records"].([]any)))
+	}
+
+	profURI := "agent-protocols://profiles/" + alice.id
+	if _, err := bob.cs.ReadResource(bg, &mcp.ReadResourceParams{URI: profURI}); err == nil {
+		t.Fatal("a profile nobody pinned was read")
+	}
+	alice.call("profile_update", obj{"profile_service": h.Origin(), "profile": obj{"name": "Alice"}})
+	bob.call("profiles_get", obj{"ids": []any{alice.id}})
+	prof := readJSON(t, bob, profURI)
+	if get(prof, "profile", "name") != "Alice" || prof["agent_id"] != alice.id || get(prof, "envelope", "hash") != prof["event_id"] {
+		t.Fatalf("profile resource: %v", prof)
+	}
+	if enc := readJSON(t, bob, "agent-protocols://profiles/"+strings.ReplaceAll(alice.id, ":", "%3A")); enc["event_id"] != prof["event_id"] {
+		t.Fatalf("the percent-encoded URI: %v", enc)
+	}
+	if _, err := bob.cs.ReadResource(bg, &mcp.ReadResourceParams{URI: "agent-protocols://profiles/not-an-id"}); err == nil {
+		t.Fatal("a malformed profile URI was read")
+	}
+}
+
+func readJSON(t *testing.T, a *tagent, uri string) obj {
+	t.Helper()
+	res, err := a.cs.ReadResource(bg, &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		t.Fatalf("read %s: %v", uri, err)
+	}
+	var m obj
+	if err := json.Unmarshal([]byte(res.Contents[0].Text), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

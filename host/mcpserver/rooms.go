@@ -58,5 +58,5 @@ func roomStateSummary(verb string, v *connector.RoomStateView, s connector.SyncS
 		role = fmt.Sprintf("your membership: %s %s", v.SelfMember.Status, v.SelfMember.Role)
 	}
 	return fmt.Sprintf("%s room %s (%s, %s): %s, %s. %s", verb, v.RoomID, v.Status, v.Visibility,
-		plural(int64(v.MembersCount), "active member", "active members"), role, syncLine(s))
+		plural(int64(v.ActiveMembersCount), "active member", "active members"), role, syncLine(s))
 }

@@ -69,6 +69,10 @@ type server struct {
 	perClient map[connector.SessionID]*sessionState
 
 	watch *watcher
+
+	// toolIO, when not nil, receives each tool's Go input and result types
+	// as the handler table is built (the schema consistency test sets it).
+	toolIO map[string]toolIO
 }
 
 // sessionState is what the server keeps per MCP session.
@@ -80,9 +84,9 @@ type sessionState struct {
 	mu sync.Mutex
 }
 
-// New builds the MCP server of a connector: the instructions, the 27
+// New builds the MCP server of a connector: the instructions, the 33
 // catalog tools (plus the connector's plugin tools, named <plugin>_<tool>),
-// the ten agent-protocols:// resources with subscriptions, and progress
+// the twelve agent-protocols:// resources with subscriptions, and progress
 // notifications for long syncs. Capabilities are explicit: tools and
 // resources (with subscribe) only — no logging, sampling, roots or prompts.
 //
@@ -294,7 +298,7 @@ func (s *server) codeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 // isResourceNotFound recognizes mcp.ResourceNotFoundError (the SDK gives it
 // -32602 at every version).
 func isResourceNotFound(we *jsonrpc.Error) bool {
-	return (we.Code == mcp.CodeResourceNotFound || we.Code == codeResourceNotFound) && we.Message == "Resource not found"
+	return (we.Code == jsonrpc.CodeInvalidParams || we.Code == codeResourceNotFound) && we.Message == "Resource not found"
 }
 
 // requestVersion is the protocol version a request follows: its own _meta

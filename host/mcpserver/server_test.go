@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"apconnect/host/toolcatalog"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"apconnect/host/connector"
+	"apconnect/host/plugin"
 )
 
 // The server announces exactly tools and resources (with subscribe): no
@@ -27,6 +28,7 @@ func TestCapabilitiesAndVersions(t *testing.T) {
 			t.Errorf("asked %q, negotiated %s", v.ask, init.ProtocolVersion)
 		}
 		c := init.Capabilities
+		//lint:ignore SA1019 the test checks that the deprecated logging capability stays off
 		if c.Tools == nil || c.Resources == nil || !c.Resources.Subscribe || c.Logging != nil || c.Prompts != nil || c.Completions != nil {
 			data, _ := json.Marshal(c)
 			t.Errorf("capabilities %s", data)
@@ -35,7 +37,7 @@ func TestCapabilitiesAndVersions(t *testing.T) {
 			t.Errorf("instructions or server info: %+v", init.ServerInfo)
 		}
 		tools, err := a.cs.ListTools(bg, nil)
-		if err != nil || len(tools.Tools) != len(Names()) {
+		if err != nil || len(tools.Tools) != len(toolcatalog.Names()) {
 			t.Fatalf("tools/list: %v (%d tools)", err, len(tools.Tools))
 		}
 		for _, tool := range tools.Tools {
@@ -152,20 +154,20 @@ func TestReportProgress(t *testing.T) {
 type fakeTools struct{}
 
 func (fakeTools) Name() string { return "tally" }
-func (fakeTools) Tools() []connector.ToolDef {
-	return []connector.ToolDef{{Provider: "tally", Name: "count", MCPName: "tally_count", Description: "Counts words.",
+func (fakeTools) Tools() []plugin.ToolDef {
+	return []plugin.ToolDef{{Plugin: "tally", Name: "count", MCPName: "tally_count", Description: "Counts words.",
 		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}, "required": []any{"text"}},
 		ReadOnly:    true}}
 }
-func (fakeTools) CallTool(_ context.Context, name string, args json.RawMessage, _ *connector.ToolContext) (*connector.ToolResult, error) {
+func (fakeTools) CallTool(_ context.Context, name string, args json.RawMessage, _ *plugin.ToolContext) (*plugin.ToolResult, error) {
 	var in struct {
 		Text string `json:"text"`
 	}
 	if err := json.Unmarshal(args, &in); err != nil {
 		return nil, err
 	}
-	return &connector.ToolResult{Text: "counted", Structured: map[string]any{"words": len(strings.Fields(in.Text))},
-		Proposals: []connector.Proposal{{Type: "poll.vote", Payload: map[string]any{"choice": "a"}}}}, nil
+	return &plugin.ToolResult{Content: []plugin.Content{{Type: "text", Text: "counted"}}, Structured: map[string]any{"words": len(strings.Fields(in.Text))},
+		Proposals: []plugin.Proposal{{Type: "poll.vote", Payload: map[string]any{"choice": "a"}}}}, nil
 }
 
 // firstOf returns the first element of a JSON array value, or nil.
@@ -178,13 +180,13 @@ func firstOf(v any) any {
 
 func TestPluginToolsAreListedAndCalled(t *testing.T) {
 	h := startHub(t)
-	a := newAgent(t, h, "alice", 0xA1, agentOptions{tools: []connector.ToolProvider{fakeTools{}}})
+	a := newAgent(t, h, "alice", 0xA1, agentOptions{tools: []plugin.ToolProvider{fakeTools{}}})
 	tools, err := a.cs.ListTools(bg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	i := slices.IndexFunc(tools.Tools, func(tl *mcp.Tool) bool { return tl.Name == "tally_count" })
-	if i < 0 || len(tools.Tools) != len(Names())+1 || !tools.Tools[i].Annotations.ReadOnlyHint || !strings.Contains(tools.Tools[i].Description, "untrusted") {
+	if i < 0 || len(tools.Tools) != len(toolcatalog.Names())+1 || !tools.Tools[i].Annotations.ReadOnlyHint || !strings.Contains(tools.Tools[i].Description, "untrusted") {
 		t.Fatalf("plugin tool not listed as expected (%d tools)", len(tools.Tools))
 	}
 	// A provider without propose grants proposes nothing: the proposal is

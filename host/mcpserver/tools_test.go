@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"apconnect/host/toolcatalog"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -68,7 +69,7 @@ func TestIdentityHostAndRoomTools(t *testing.T) {
 		!slices.Contains(e.Data["allowed"].([]any), any(h.Origin())) {
 		t.Fatalf("unconfigured host: %+v", e)
 	}
-	if e := bob.callErr("room_state", obj{"room_id": roomID, "limit": 3}); e.Code != ErrCodeInvalidInput {
+	if e := bob.callErr("room_state", obj{"room_id": roomID, "limit": 3}); e.Code != toolcatalog.ErrCodeInvalidInput {
 		t.Fatalf("unknown field: %+v", e)
 	}
 }
@@ -306,10 +307,10 @@ func TestPresentedHeadsPerSession(t *testing.T) {
 func TestErrorShape(t *testing.T) {
 	h := startHub(t)
 	alice := newAgent(t, h, "alice", 0xA1, agentOptions{})
-	res := callRaw(t, alice.cs, pfx+"room_timeline", obj{"room_id": "not a room id!", "limit": 5000})
+	res := callRaw(t, alice.cs, pfx+"room_timeline", obj{"room_id": "not a room id!", "limit": 0})
 	e := errorOf(t, pfx+"room_timeline", res)
 	issues, _ := json.Marshal(e.Data["issues"])
-	if e.Code != ErrCodeInvalidInput || !strings.Contains(string(issues), "/limit") || !strings.Contains(string(issues), "/room_id") {
+	if e.Code != toolcatalog.ErrCodeInvalidInput || !strings.Contains(string(issues), "/limit") || !strings.Contains(string(issues), "/room_id") {
 		t.Fatalf("schema error %+v", e)
 	}
 	if e := alice.callErr("draft_commit", obj{"draft_id": "draft_d8ftedhpqhsusbg001tg_9", "action": "send_as_is"}); e.Code != "draft_not_found" {

@@ -83,7 +83,14 @@ func (p *Plugin) invokeOnce(ctx context.Context, op Op, input []byte, check func
 	if len(input) > p.limits.MaxInputBytes {
 		return p.err(CodeInputTooLarge, op, "input of %d bytes exceeds the cap of %d bytes", len(input), p.limits.MaxInputBytes)
 	}
-	inst, err := p.pool.acquire(ctx, func() (*instance, error) { return p.spawn(ctx) })
+	// Waiting for a free instance is bounded by the caller only; creating
+	// one, when none is idle, counts against the call's deadline.
+	timeout := p.limits.timeout(op)
+	var spawnedAt time.Time
+	inst, err := p.pool.acquire(ctx, func() (*instance, error) {
+		spawnedAt = time.Now()
+		return p.spawn(ctx, timeout)
+	})
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -92,11 +99,15 @@ func (p *Plugin) invokeOnce(ctx context.Context, op Op, input []byte, check func
 		}
 		return p.err(CodeCanceled, op, "waiting for an instance: %v", err)
 	}
+	deadline := time.Now().Add(timeout)
+	if !spawnedAt.IsZero() {
+		deadline = spawnedAt.Add(timeout)
+	}
 	cs := &callState{input: input, maxOutput: p.limits.maxOutput(op), log: p.log}
 	logMark := p.log.count()
-	cctx, cancel := context.WithTimeout(withCallState(ctx, cs), p.limits.timeout(op))
+	cctx, cancel := context.WithDeadline(withCallState(ctx, cs), deadline)
 	res, callErr := inst.call.Call(cctx, uint64(op), uint64(len(input)))
-	deadline := cctx.Err() != nil && ctx.Err() == nil
+	expired := cctx.Err() != nil && ctx.Err() == nil
 	cancel()
 
 	fail := func(e *Error) error {
@@ -109,7 +120,7 @@ func (p *Plugin) invokeOnce(ctx context.Context, op Op, input []byte, check func
 		return e
 	}
 	if callErr != nil {
-		return fail(p.classify(ctx, op, cs, callErr, deadline, logMark))
+		return fail(p.classify(ctx, op, inst, cs, callErr, expired, logMark))
 	}
 	if cs.violation != nil {
 		return fail(p.err(CodeInvalidOutput, op, "ABI violation: %v", cs.violation))
@@ -156,7 +167,7 @@ func (p *Plugin) guestError(op Op, output []byte) *Error {
 }
 
 // classify turns an error from wazero into an *Error.
-func (p *Plugin) classify(ctx context.Context, op Op, cs *callState, err error, deadline bool, logMark uint64) *Error {
+func (p *Plugin) classify(ctx context.Context, op Op, inst *instance, cs *callState, err error, deadline bool, logMark uint64) *Error {
 	var e *Error
 	if errors.As(cs.violation, &e) {
 		e.Plugin, e.Op = p.label(), op.String()
@@ -173,6 +184,9 @@ func (p *Plugin) classify(ctx context.Context, op Op, cs *callState, err error, 
 	}
 	if ctx.Err() != nil {
 		return p.err(CodeCanceled, op, "the caller gave up: %v", ctx.Err())
+	}
+	if inst.stackExhausted() {
+		return p.err(CodeTrap, op, "%s", p.stackMessage())
 	}
 	var exit *sys.ExitError
 	if errors.As(err, &exit) {

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"apconnect/host/text"
 	"fmt"
 	"regexp"
 	"sort"
@@ -95,7 +96,7 @@ func walkContent(v any, ptr string) error {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			child := ptr + "/" + escapePointer(k)
+			child := ptr + "/" + text.EscapePointer(k)
 			if k == "_meta" {
 				return &contentRefusal{pointer: child, reason: "MCP _meta is not allowed in plugin output"}
 			}
@@ -202,11 +203,4 @@ func normalizeName(k string) string {
 		}
 	}
 	return string(b)
-}
-
-func escapePointer(s string) string {
-	if !strings.ContainsAny(s, "~/") {
-		return s
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }

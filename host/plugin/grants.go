@@ -17,8 +17,8 @@ type Grants struct {
 	Propose  []string // "propose:<event type>": tools may propose events of these types
 }
 
-// GrantAll is every grant except propose, which always names types.
-var GrantAll = Grants{Validate: true, Watch: true, Tools: true, Packs: true}
+// AllGrants returns every grant except propose, which always names types.
+func AllGrants() Grants { return Grants{Validate: true, Watch: true, Tools: true, Packs: true} }
 
 var eventTypePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+$`)
 

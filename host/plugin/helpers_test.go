@@ -88,9 +88,15 @@ func callText(t *testing.T, p *plugin.Plugin, tool string, args string) string {
 	return res.Content[0].Text
 }
 
-// healthy checks that p still answers a normal call.
+// healthy checks that p can still make an instance (within the load
+// deadline: a call that needs one creates it within its own, which a Go
+// plugin under the race detector, about 150 ms, may not meet) and answers
+// a normal call.
 func healthy(t *testing.T, p *plugin.Plugin) {
 	t.Helper()
+	if err := p.Warm(ctx(), 1); err != nil {
+		t.Fatalf("no new instance after the failure: %v", err)
+	}
 	if got := callText(t, p, "echo", `{"text":"still here"}`); got != "echo: still here" {
 		t.Fatalf("echo after the failure = %q", got)
 	}

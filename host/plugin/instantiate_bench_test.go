@@ -27,7 +27,7 @@ func BenchmarkInstantiate(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		inst, err := p.spawn(ctx)
+		inst, err := p.spawn(ctx, p.limits.LoadTimeout)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -18,8 +18,13 @@ type Validator interface {
 }
 
 // Watcher turns verified records into inbox items. Sync calls it once per
-// verified page with the page's records; an error means the watcher is
-// skipped for that page and reported (doctor, identity_current).
+// verified page with the page's non-redacted records of the types it
+// watches; an error means the watcher is skipped for that page and
+// reported (doctor, identity_current). The items are untrusted: the host
+// keeps an item only when Seq names a record of the batch, and of it only
+// Summary (cut to MaxSummaryRunes), Priority, RequiresResponse, Reason and
+// the SuggestedTools that exist; the room, event ID, actor, type and time
+// come from the record, the plugin name from Name.
 type Watcher interface {
 	Name() string
 	WatchedTypes() []string
@@ -35,6 +40,14 @@ type ToolProvider interface {
 	CallTool(ctx context.Context, name string, args json.RawMessage, tc *ToolContext) (*ToolResult, error)
 }
 
+// Proposer is implemented by tool providers allowed to propose events:
+// the host submits a proposal of a call of tool (the name CallTool takes)
+// only when CanPropose(tool, proposal.Type) is true. The proposals of a
+// provider that does not implement it are refused (plugin_not_granted).
+type Proposer interface {
+	CanPropose(tool, eventType string) bool
+}
+
 // PackProvider provides type packs that room_create and type.define may
 // import with {"use": "<name>/<version>"}.
 type PackProvider interface {
@@ -43,10 +56,11 @@ type PackProvider interface {
 	Pack(ctx context.Context, id string) (*Pack, error)
 }
 
-// A *Plugin is all four.
+// A *Plugin is all of them (and a Scoper).
 var (
 	_ Validator    = (*Plugin)(nil)
 	_ Watcher      = (*Plugin)(nil)
 	_ ToolProvider = (*Plugin)(nil)
+	_ Proposer     = (*Plugin)(nil)
 	_ PackProvider = (*Plugin)(nil)
 )

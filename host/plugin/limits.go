@@ -14,6 +14,13 @@ type Limits struct {
 	MemoryBytes uint64
 	// MaxInstances bounds the instance pool: concurrent calls beyond it wait.
 	MaxInstances int
+	// StackBytes bounds the call stack of each call (and of each new
+	// instance's initialisation): the sum of the frame weights of the
+	// guest functions active at once, an upper bound of the bytes wazero's
+	// stack holds for them. Deeper recursion traps ("call stack
+	// exhausted"). Host memory for the stack stays below about three times
+	// this per call (wazero doubles the stack as it grows and copies it).
+	StackBytes uint64
 
 	// Per-call deadlines; the module is closed when one passes.
 	ValidateTimeout time.Duration
@@ -37,10 +44,14 @@ type Limits struct {
 	LogLines int
 }
 
-// DefaultLimits are the limits of a plugin whose config overrides nothing.
-var DefaultLimits = Limits{
+// DefaultLimits returns the limits of a plugin whose config overrides
+// nothing.
+func DefaultLimits() Limits { return defaultLimits }
+
+var defaultLimits = Limits{
 	MemoryBytes:      64 << 20,
 	MaxInstances:     2,
+	StackBytes:       8 << 20,
 	ValidateTimeout:  50 * time.Millisecond,
 	WatchTimeout:     50 * time.Millisecond,
 	ToolTimeout:      2 * time.Second,
@@ -57,16 +68,21 @@ const (
 	pageSize      = 64 << 10
 	maxPages      = 65536
 	minInputBytes = 64 << 10
+	minStackBytes = 64 << 10
+	maxStackBytes = 256 << 20
 )
 
 // WithDefaults returns l with every zero field set from DefaultLimits.
 func (l Limits) WithDefaults() Limits {
-	d := DefaultLimits
+	d := defaultLimits
 	if l.MemoryBytes == 0 {
 		l.MemoryBytes = d.MemoryBytes
 	}
 	if l.MaxInstances == 0 {
 		l.MaxInstances = d.MaxInstances
+	}
+	if l.StackBytes == 0 {
+		l.StackBytes = d.StackBytes
 	}
 	if l.ValidateTimeout == 0 {
 		l.ValidateTimeout = d.ValidateTimeout
@@ -108,6 +124,8 @@ func (l Limits) check() error {
 		return fmt.Errorf("memory limit %d bytes is outside 64 KiB … 4 GiB", l.MemoryBytes)
 	case l.MaxInstances < 1 || l.MaxInstances > 64:
 		return fmt.Errorf("max instances %d is outside 1 … 64", l.MaxInstances)
+	case l.StackBytes < minStackBytes || l.StackBytes > maxStackBytes:
+		return fmt.Errorf("stack limit %d bytes is outside 64 KiB … 256 MiB", l.StackBytes)
 	case l.ValidateTimeout < 0 || l.WatchTimeout < 0 || l.ToolTimeout < 0 || l.LoadTimeout < 0:
 		return fmt.Errorf("timeouts must be positive")
 	case l.MaxInputBytes < minInputBytes:

@@ -67,10 +67,14 @@ func TestLoadRefusesClaimsBeyondGrants(t *testing.T) {
 			t.Errorf("error names plugin %q op %q", e.Plugin, e.Op)
 		}
 	}
-	// Extra grants are fine.
+	// Extra grants are fine, but propose nothing the plugin did not
+	// describe.
 	g := allGrants
 	g.Propose = []string{"demo.vote", "other.type"}
-	plugintest.LoadWith(t, plugintest.Runtime(t), wasm, g, plugin.Limits{})
+	p := plugintest.LoadWith(t, plugintest.Runtime(t), wasm, g, plugin.Limits{})
+	if !p.CanPropose("propose", "demo.vote") || p.CanPropose("propose", "other.type") {
+		t.Error("CanPropose: a grant without the description counts")
+	}
 }
 
 func TestLoadRefusesMalformedModules(t *testing.T) {
@@ -128,7 +132,7 @@ func TestLoadRefusesMalformedModules(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := loadBytes(t, c.mod(), plugin.GrantAll, c.limits)
+			_, err := loadBytes(t, c.mod(), plugin.AllGrants(), c.limits)
 			if err == nil {
 				t.Fatal("loaded")
 			}

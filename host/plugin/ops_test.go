@@ -37,7 +37,7 @@ func TestDescribe(t *testing.T) {
 }
 
 func TestToolsAreReadOnlyWithoutProposeGrants(t *testing.T) {
-	p := plugintest.Load(t, plugintest.Build(t, helloDir), plugin.GrantAll)
+	p := plugintest.Load(t, plugintest.Build(t, helloDir), plugin.AllGrants())
 	for _, td := range p.Tools() {
 		if !td.ReadOnly {
 			t.Errorf("%s is not read-only", td.MCPName)
@@ -128,7 +128,9 @@ func TestWatch(t *testing.T) {
 }
 
 func TestWatchCutsSummariesAndSplitsBatches(t *testing.T) {
-	p := loadFull(t, plugin.Limits{MaxWatchBatch: 3, MaxInputBytes: 64 << 10})
+	// Each call decodes ~60 KB in the guest: more than the default 50 ms
+	// on a loaded machine. This test is about the batches, not deadlines.
+	p := loadFull(t, plugin.Limits{MaxWatchBatch: 3, MaxInputBytes: 64 << 10, WatchTimeout: 5 * time.Second})
 	r := room()
 	var records []plugin.Record
 	long := strings.Repeat("é", 300)
@@ -204,9 +206,13 @@ func TestToolProposals(t *testing.T) {
 	if len(res.Proposals) != 1 || res.Proposals[0].Type != "demo.vote" || res.Proposals[0].Payload.(map[string]any)["option"] != "yes" {
 		t.Fatalf("proposals %+v", res.Proposals)
 	}
-	// A proposal of a type the plugin did not claim is refused.
+	// A proposal of a type the plugin did not claim is refused, and the
+	// host's plugin.Proposer check says the same.
 	_, err = p.CallTool(ctx(), "propose", json.RawMessage(`{"type":"demo.poll"}`), nil)
 	wantCode(t, err, plugin.CodeNotGranted, "demo.poll")
+	if !p.CanPropose("propose", "demo.vote") || p.CanPropose("propose", "demo.poll") {
+		t.Error("CanPropose disagrees with the description and grants")
+	}
 }
 
 func TestPack(t *testing.T) {
@@ -232,7 +238,7 @@ func TestPack(t *testing.T) {
 }
 
 func TestHelloExample(t *testing.T) {
-	p := plugintest.Load(t, plugintest.Build(t, helloDir), plugin.GrantAll)
+	p := plugintest.Load(t, plugintest.Build(t, helloDir), plugin.AllGrants())
 	r := room()
 	errs, err := p.ValidateEvent(ctx(), plugin.Proposal{Type: "hello.greeting", Actor: selfID, Payload: map[string]any{"to": selfID}}, r)
 	if err != nil || len(errs) != 1 || errs[0].Message != "do not greet yourself" {

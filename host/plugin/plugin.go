@@ -2,7 +2,9 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -10,7 +12,11 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+
+	"apconnect/host/plugin/internal/wasmguard"
 )
 
 // Plugin is one loaded plugin: its checked description, its instance pool
@@ -24,8 +30,10 @@ type Plugin struct {
 	grants   Grants
 	limits   Limits
 	wrt      wazero.Runtime
+	ownCache wazero.CompilationCache // with a sealed cache: this plugin's
 	compiled wazero.CompiledModule
 	pool     *pool
+	memory   experimental.MemoryAllocator // nil: wazero's default
 	log      *ringLog
 	stdout   *lineWriter
 	stderr   *lineWriter
@@ -59,39 +67,32 @@ func newPlugin(ctx context.Context, rt *Runtime, source string, wasm []byte, dig
 		grants:   grants,
 		limits:   limits,
 		pool:     newPool(limits.MaxInstances),
+		memory:   newMemoryPool(),
 		log:      newRingLog(limits.LogLines, rt.opts.Now),
 		loadedAt: rt.opts.Now(),
 	}
 	p.stdout = &lineWriter{log: p.log, source: "stdout", level: "info"}
 	p.stderr = &lineWriter{log: p.log, source: "stderr", level: "error"}
-	cfg := wazero.NewRuntimeConfig().
-		WithCompilationCache(rt.cache).
-		WithMemoryLimitPages(limits.memoryPages()).
-		WithCloseOnContextDone(true)
-	p.wrt = wazero.NewRuntimeWithConfig(ctx, cfg)
+	// The module runs as rewritten by wasmguard: every function counts its
+	// frame against the instance's stack limit, and tables are bounded.
+	guarded, err := wasmguard.Instrument(wasm)
+	if err != nil {
+		return nil, p.loadErr(CodeInvalidModule, "not a valid WebAssembly module: %v", strings.TrimPrefix(err.Error(), wasmguard.ErrInvalid.Error()+": "))
+	}
 	defer func() {
 		if err != nil {
-			_ = p.wrt.Close(ctx)
+			_ = p.closeRuntime(ctx)
 		}
 	}()
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, p.wrt); err != nil {
-		return nil, p.loadErr(CodeInvalidModule, "cannot provide WASI: %v", err)
-	}
-	if err := instantiateHostModule(ctx, p.wrt); err != nil {
-		return nil, p.loadErr(CodeInvalidModule, "cannot provide the host module: %v", err)
-	}
-	lctx, cancel := context.WithTimeout(ctx, limits.LoadTimeout)
-	defer cancel()
-	p.compiled, err = p.wrt.CompileModule(lctx, wasm)
-	if err != nil {
-		return nil, p.loadErr(CodeInvalidModule, "not a valid WebAssembly module: %v", err)
+	if err := p.compile(ctx, guarded.Module); err != nil {
+		return nil, err
 	}
 	if err := checkModuleShape(p.compiled); err != nil {
 		return nil, p.loadErr(CodeInvalidModule, "%v", err)
 	}
 	// The first instance proves the module initialises within the limits;
 	// it serves describe and stays in the pool.
-	inst, err := p.spawn(ctx)
+	inst, err := p.spawn(ctx, limits.LoadTimeout)
 	if err != nil {
 		if e, ok := err.(*Error); ok && e.Code != CodeInvalidModule {
 			e.Code, e.Message = CodeInvalidModule, "first instance: "+e.Message
@@ -103,6 +104,77 @@ func newPlugin(ctx context.Context, rt *Runtime, source string, wasm []byte, dig
 		return nil, err
 	}
 	return p, nil
+}
+
+// compile creates the plugin's wazero runtime (its memory cap, WASI, the
+// host module) and compiles module in it, through the Runtime's cache: the
+// shared one, or the sealed on-disk cache, where a miss stores the new
+// entry and an entry wazero refuses is dropped and compiled afresh.
+func (p *Plugin) compile(ctx context.Context, module []byte) error {
+	rt := p.rt
+	if rt.sealed == nil {
+		return p.compileWith(ctx, rt.cache, module)
+	}
+	for attempt := 0; ; attempt++ {
+		load, err := rt.sealed.begin(module, p.digest, attempt > 0)
+		if err != nil {
+			rt.opts.Logger.Warn("plugin compilation cache unusable for this load; compiling in memory", "plugin", p.source, "err", err)
+			p.ownCache = wazero.NewCompilationCache()
+			return p.compileWith(ctx, p.ownCache, module)
+		}
+		err = p.compileWith(ctx, load.cache, module)
+		if err == nil {
+			load.finish()
+			p.ownCache = load.cache
+			return nil
+		}
+		load.discard()
+		_ = load.cache.Close(ctx)
+		if !load.placed || attempt > 0 {
+			return err
+		}
+		rt.opts.Logger.Warn("plugin compilation cache: wazero refused a cached entry; recompiling", "plugin", p.source, "entry", load.entry, "err", err)
+		_ = os.Remove(load.entry)
+	}
+}
+
+func (p *Plugin) compileWith(ctx context.Context, cache wazero.CompilationCache, module []byte) (err error) {
+	cfg := wazero.NewRuntimeConfig().
+		WithCompilationCache(cache).
+		WithMemoryLimitPages(p.limits.memoryPages()).
+		WithCloseOnContextDone(true)
+	p.wrt = wazero.NewRuntimeWithConfig(ctx, cfg)
+	defer func() {
+		if err != nil {
+			_ = p.wrt.Close(ctx)
+			p.wrt = nil
+		}
+	}()
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, p.wrt); err != nil {
+		return p.loadErr(CodeInvalidModule, "cannot provide WASI: %v", err)
+	}
+	if err := instantiateHostModule(ctx, p.wrt); err != nil {
+		return p.loadErr(CodeInvalidModule, "cannot provide the host module: %v", err)
+	}
+	lctx, cancel := context.WithTimeout(ctx, p.limits.LoadTimeout)
+	defer cancel()
+	p.compiled, err = p.wrt.CompileModule(lctx, module)
+	if err != nil {
+		return p.loadErr(CodeInvalidModule, "not a valid WebAssembly module: %v", err)
+	}
+	return nil
+}
+
+// closeRuntime closes the plugin's wazero runtime and its own cache.
+func (p *Plugin) closeRuntime(ctx context.Context) error {
+	var errs []error
+	if p.wrt != nil {
+		errs = append(errs, p.wrt.Close(ctx))
+	}
+	if p.ownCache != nil {
+		errs = append(errs, p.ownCache.Close(ctx))
+	}
+	return errors.Join(errs...)
 }
 
 // checkModuleShape checks imports and exports against the ABI before any
@@ -149,8 +221,14 @@ func checkModuleShape(cm wazero.CompiledModule) error {
 	if len(cm.ExportedMemories()) == 0 {
 		return fmt.Errorf("the module exports no memory (C: drop -Wl,--no-export-memory or an --export list without memory)")
 	}
+	if f, ok := exports[exportInitialize]; ok && (len(f.ParamTypes()) != 0 || len(f.ResultTypes()) != 0) {
+		return fmt.Errorf("export %s has the wrong signature (it takes and returns nothing)", exportInitialize)
+	}
 	return nil
 }
+
+// exportInitialize is a reactor's initialisation export (WASI).
+const exportInitialize = "_initialize"
 
 func sameTypes(a, b []api.ValueType) bool {
 	if len(a) != len(b) {
@@ -164,39 +242,76 @@ func sameTypes(a, b []api.ValueType) bool {
 	return true
 }
 
-// spawn instantiates a fresh instance: no arguments, no environment, no
-// files, no sockets, fake clocks, deterministic randomness, stdout and
-// stderr into the ring log.
-func (p *Plugin) spawn(ctx context.Context) (*instance, error) {
-	ictx, cancel := context.WithTimeout(ctx, p.limits.LoadTimeout)
+// spawn instantiates a fresh instance within timeout: no arguments, no
+// environment, no files, no sockets, fake clocks, deterministic randomness,
+// stdout and stderr into the ring log. Instantiation runs no guest code;
+// spawn sets the instance's stack limit, then runs the module's start
+// function, _initialize and apconnect_abi_version, all within timeout. A
+// call that needs a new instance passes its own deadline, so that creating
+// the instance counts against it.
+func (p *Plugin) spawn(ctx context.Context, timeout time.Duration) (*instance, error) {
+	ictx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	logMark := p.log.count()
 	cfg := wazero.NewModuleConfig().
 		WithName("").
-		WithStartFunctions("_initialize").
+		WithStartFunctions().
 		WithStdout(p.stdout).
 		WithStderr(p.stderr)
-	mod, err := p.wrt.InstantiateModule(ictx, p.compiled, cfg)
-	if err != nil {
+	fail := func(inst *instance, what string, err error) error {
 		code := CodeTrap
+		msg := firstLine(err.Error())
+		var exit *sys.ExitError
 		switch {
 		case ctx.Err() != nil:
 			code = CodeCanceled
 		case ictx.Err() != nil:
-			code = CodeTimeout
+			code, msg = CodeTimeout, fmt.Sprintf("did not finish within %v", timeout)
+		case inst != nil && inst.stackExhausted():
+			msg = p.stackMessage()
+		case errors.As(err, &exit):
+			msg = fmt.Sprintf("exited with code %d", exit.ExitCode())
 		}
-		return nil, p.err(code, 0, "cannot instantiate: %s%s", firstLine(err.Error()), p.stderrHint(logMark))
+		if inst != nil {
+			_ = inst.mod.Close(context.WithoutCancel(ctx))
+		}
+		return p.err(code, 0, "%s: %s%s", what, msg, p.stderrHint(logMark))
+	}
+	mod, err := p.wrt.InstantiateModule(experimental.WithMemoryAllocator(ictx, p.memory), p.compiled, cfg)
+	if err != nil {
+		return nil, fail(nil, "cannot instantiate", err)
+	}
+	inst := &instance{
+		mod:    mod,
+		call:   mod.ExportedFunction(ExportCall),
+		budget: mod.ExportedGlobal(wasmguard.StackExport).(api.MutableGlobal),
+	}
+	inst.budget.Set(p.limits.StackBytes)
+	for _, name := range []string{wasmguard.StartExport, exportInitialize} {
+		if f := mod.ExportedFunction(name); f != nil {
+			if _, err := f.Call(ictx); err != nil {
+				what := "cannot instantiate: " + name + " failed"
+				if name == wasmguard.StartExport {
+					what = "cannot instantiate: the start function failed"
+				}
+				return nil, fail(inst, what, err)
+			}
+		}
 	}
 	res, err := mod.ExportedFunction(ExportABIVersion).Call(ictx)
 	if err != nil {
-		_ = mod.Close(ctx)
-		return nil, p.err(CodeTrap, 0, "%s failed: %s", ExportABIVersion, firstLine(err.Error()))
+		return nil, fail(inst, ExportABIVersion+" failed", err)
 	}
 	if v := api.DecodeI32(res[0]); v != ABIVersion {
 		_ = mod.Close(ctx)
 		return nil, p.err(CodeInvalidModule, 0, "the module speaks ABI version %d; this host speaks %d", v, ABIVersion)
 	}
-	return &instance{mod: mod, call: mod.ExportedFunction(ExportCall)}, nil
+	return inst, nil
+}
+
+// stackMessage describes an exhausted call stack.
+func (p *Plugin) stackMessage() string {
+	return fmt.Sprintf("call stack exhausted: the guest's active calls passed its stack limit of %d KiB (recursion too deep)", p.limits.StackBytes>>10)
 }
 
 // Name returns the plugin's described name.
@@ -231,7 +346,7 @@ func (p *Plugin) Close(ctx context.Context) error {
 	p.closed = true
 	p.mu.Unlock()
 	p.rt.forget(p)
-	return p.wrt.Close(ctx)
+	return p.closeRuntime(ctx)
 }
 
 func (p *Plugin) isClosed() bool {
@@ -286,7 +401,7 @@ func (p *Plugin) Warm(ctx context.Context, n int) error {
 		if p.isClosed() {
 			return p.err(CodeClosed, 0, "the plugin is closed")
 		}
-		inst, err := p.spawn(ctx)
+		inst, err := p.spawn(ctx, p.limits.LoadTimeout)
 		if err != nil {
 			return err
 		}

@@ -10,9 +10,14 @@ import (
 // instance is one instantiated copy of a plugin module. It is used by one
 // call at a time.
 type instance struct {
-	mod  api.Module
-	call api.Function
+	mod    api.Module
+	call   api.Function
+	budget api.MutableGlobal // wasmguard's stack budget
 }
+
+// stackExhausted reports whether the instance's last trap was its stack
+// budget, which wasmguard's code sets to -1 before it traps for that.
+func (i *instance) stackExhausted() bool { return int64(i.budget.Get()) < 0 }
 
 // pool holds a plugin's idle instances and bounds how many exist at once.
 // Instances are created lazily; a failed one is closed, never returned.

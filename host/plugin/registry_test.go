@@ -12,8 +12,15 @@ import (
 )
 
 func TestRegistry(t *testing.T) {
-	full := loadFull(t, plugin.Limits{})
-	hello := plugintest.Load(t, plugintest.Build(t, helloDir), plugin.GrantAll)
+	// Three instances ready: the looping validator and watcher below each
+	// lose one, and a call that finds none creates one within its own
+	// 50 ms deadline, which a loaded machine may miss. This test is about
+	// dispatch, not about that.
+	full := loadFull(t, plugin.Limits{MaxInstances: 3})
+	if err := full.Warm(ctx(), 3); err != nil {
+		t.Fatal(err)
+	}
+	hello := plugintest.Load(t, plugintest.Build(t, helloDir), plugin.AllGrants())
 	reg := plugin.NewRegistry(nil)
 	if err := reg.Add(full); err != nil {
 		t.Fatal(err)
@@ -108,14 +115,14 @@ func TestRegistry(t *testing.T) {
 }
 
 func TestRegistryRefusesShadowingCoreTools(t *testing.T) {
-	hello := plugintest.Load(t, plugintest.Build(t, helloDir), plugin.GrantAll)
+	hello := plugintest.Load(t, plugintest.Build(t, helloDir), plugin.AllGrants())
 	reg := plugin.NewRegistry(func(name string) bool { return name == "hello_wave" })
 	wantCode(t, reg.Add(hello), plugin.CodeInvalidConfig, "shadow")
 }
 
 func TestLoadFailureHealth(t *testing.T) {
-	_, err := plugintest.Runtime(t).Load(ctx(), "/nonexistent.wasm", strings.Repeat("0", 64), plugin.GrantAll, plugin.Limits{})
-	h := plugin.LoadFailure("/nonexistent.wasm", plugin.GrantAll, err)
+	_, err := plugintest.Runtime(t).Load(ctx(), "/nonexistent.wasm", strings.Repeat("0", 64), plugin.AllGrants(), plugin.Limits{})
+	h := plugin.LoadFailure("/nonexistent.wasm", plugin.AllGrants(), err)
 	if h.Loaded || h.LastErrorCode != plugin.CodeUnreadable || h.Failures != 1 || len(h.Grants) != 4 {
 		t.Errorf("%+v", h)
 	}

@@ -23,11 +23,15 @@ const maxModuleBytes = 64 << 20
 type Options struct {
 	// CacheDir, when set, keeps compiled plugins on disk so that later
 	// starts skip compilation (about 1.3 s for a Go plugin). The directory
-	// is created if needed. Entries are keyed by module content and wazero
-	// version.
+	// is created if needed. Entries are sealed (cache.go): bound to the
+	// module's SHA-256 and wazero's version and authenticated with a key
+	// kept in the directory, so that an entry the host did not write is
+	// recompiled, never run.
 	CacheDir string
-	// Cache, when set, is used instead of CacheDir: a compilation cache
-	// shared with other Runtimes (a reload, tests). Close does not close it.
+	// Cache, when set, is used instead of CacheDir: a wazero compilation
+	// cache shared with other Runtimes, trusted as it is (tests and tools
+	// that own it; a directory cache here is not sealed). Close does not
+	// close it.
 	Cache wazero.CompilationCache
 	// Now is the clock for now_ms and health timestamps; time.Now when nil.
 	Now func() time.Time
@@ -49,8 +53,9 @@ type Options struct {
 // host module and instances). A Runtime is safe for concurrent use.
 type Runtime struct {
 	opts      Options
-	cache     wazero.CompilationCache
+	cache     wazero.CompilationCache // nil with a sealed cache
 	ownsCache bool
+	sealed    *sealedCache // Options.CacheDir
 	schemas   *envelopeSchemas
 
 	mu      sync.Mutex
@@ -70,23 +75,18 @@ func NewRuntime(ctx context.Context, opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plugin ABI schemas: %w", err)
 	}
-	cache, owns := opts.Cache, false
+	r := &Runtime{opts: opts, schemas: schemas}
 	switch {
-	case cache != nil:
+	case opts.Cache != nil:
+		r.cache = opts.Cache
 	case opts.CacheDir != "":
-		owns = true
-		if err := os.MkdirAll(opts.CacheDir, 0o700); err != nil {
-			return nil, fmt.Errorf("plugin compilation cache: %w", err)
-		}
-		cache, err = wazero.NewCompilationCacheWithDir(opts.CacheDir)
-		if err != nil {
+		if r.sealed, err = openSealedCache(opts.CacheDir, opts.Logger); err != nil {
 			return nil, fmt.Errorf("plugin compilation cache: %w", err)
 		}
 	default:
-		owns = true
-		cache = wazero.NewCompilationCache()
+		r.cache, r.ownsCache = wazero.NewCompilationCache(), true
 	}
-	return &Runtime{opts: opts, cache: cache, ownsCache: owns, schemas: schemas}, nil
+	return r, nil
 }
 
 // Close closes every plugin loaded by r and the compilation cache.

@@ -2,13 +2,12 @@ package plugin
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"apconnect/host/schemaerr"
 	pluginschema "apconnect/schemas/plugin"
 )
 
@@ -69,31 +68,15 @@ func (noLoader) Load(url string) (any, error) {
 }
 
 // schemaMessage turns a validation failure into a short, deterministic
-// message: the leaf errors sorted by location, at most five.
+// message: the leaf failures sorted by location, at most five.
 func schemaMessage(err error) string {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return err.Error()
-	}
 	var msgs []string
-	var walk func(u *jsonschema.OutputUnit)
-	walk = func(u *jsonschema.OutputUnit) {
-		if len(u.Errors) == 0 && u.Error != nil {
-			loc := u.InstanceLocation
-			if loc == "" {
-				loc = "/"
-			}
-			msgs = append(msgs, fmt.Sprintf("at %s: %s", loc, u.Error.String()))
+	for _, l := range schemaerr.Leaves(err) {
+		loc := l.Pointer
+		if loc == "" {
+			loc = "/"
 		}
-		for i := range u.Errors {
-			walk(&u.Errors[i])
-		}
-	}
-	walk(ve.BasicOutput())
-	slices.Sort(msgs)
-	msgs = slices.Compact(msgs)
-	if len(msgs) == 0 {
-		return ve.Error()
+		msgs = append(msgs, fmt.Sprintf("at %s: %s", loc, l.Message))
 	}
 	if len(msgs) > 5 {
 		msgs = append(msgs[:5], fmt.Sprintf("and %d more", len(msgs)-5))

@@ -19,6 +19,14 @@ type toolInput struct {
 // Tools returns the plugin's tools as the MCP server should list them.
 func (p *Plugin) Tools() []ToolDef { return slices.Clone(p.desc.Tools) }
 
+// CanPropose reports whether the plugin may propose events of eventType:
+// it described the type among those it proposes and holds
+// propose:<eventType>. A plugin's propose grants cover all its tools, so
+// tool is not consulted.
+func (p *Plugin) CanPropose(_, eventType string) bool {
+	return p.proposes[eventType] && p.grants.CanPropose(eventType)
+}
+
 // CallTool runs tool name (the plugin's short name, not the MCP name) with
 // args, a JSON object that is checked against the tool's input schema
 // first (nil means {}). tc is the read-only context the host built (nil
@@ -58,7 +66,7 @@ func (p *Plugin) CallTool(ctx context.Context, name string, args json.RawMessage
 			}
 		}
 		for i, pr := range res.Proposals {
-			if !p.proposes[pr.Type] || !p.grants.CanPropose(pr.Type) {
+			if !p.CanPropose(name, pr.Type) {
 				return p.err(CodeNotGranted, OpTool, "tool %q: proposal %d is a %s event, which the plugin may not propose", name, i, pr.Type)
 			}
 		}

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"apconnect/host/text"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -80,7 +81,7 @@ func walkSchema(v any, ptr string, rules schemaRules) error {
 	}
 	for _, k := range sortedKeys(obj) {
 		val := obj[k]
-		at := ptr + "/" + escapePointer(k)
+		at := ptr + "/" + text.EscapePointer(k)
 		switch k {
 		case "oneOf", "anyOf", "allOf":
 			if rules.noCombinators {
@@ -104,7 +105,7 @@ func walkSchema(v any, ptr string, rules schemaRules) error {
 		if schemaMapKeywords[k] {
 			if m, ok := val.(map[string]any); ok {
 				for _, name := range sortedKeys(m) {
-					if err := walkSchema(m[name], at+"/"+escapePointer(name), rules); err != nil {
+					if err := walkSchema(m[name], at+"/"+text.EscapePointer(name), rules); err != nil {
 						return err
 					}
 				}

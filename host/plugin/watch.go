@@ -1,11 +1,11 @@
 package plugin
 
 import (
+	"apconnect/host/text"
 	"context"
 	"encoding/json"
 	"regexp"
 	"slices"
-	"unicode/utf8"
 )
 
 type watchInput struct {
@@ -120,7 +120,7 @@ func (p *Plugin) watchChunk(ctx context.Context, chunk []Record, room *RoomConte
 			Actor:            rec.Actor,
 			Type:             rec.Type,
 			AcceptedAt:       rec.AcceptedAt,
-			Summary:          cutRunes(it.Summary, MaxSummaryRunes),
+			Summary:          text.Truncate(it.Summary, MaxSummaryRunes),
 			Priority:         it.Priority,
 			RequiresResponse: it.RequiresResponse,
 			Reason:           it.Reason,
@@ -139,13 +139,4 @@ func (p *Plugin) watchChunk(ctx context.Context, chunk []Record, room *RoomConte
 		items = append(items, item)
 	}
 	return items, nil
-}
-
-// cutRunes cuts s to at most n characters, marking the cut with "…".
-func cutRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }

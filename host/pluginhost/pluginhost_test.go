@@ -161,3 +161,59 @@ func TestReport(t *testing.T) {
 		t.Fatalf("report file: %v %v", info, err)
 	}
 }
+
+// The home's compilation cache (state/plugin-cache) is the sealed one: its
+// key is private, and an entry copied over a pinned module's is not run.
+func TestHomeCompilationCacheIsSealed(t *testing.T) {
+	honest := plugintest.BuildWat(t, "../plugin/testdata/cache/honest.wat")
+	swapped := plugintest.BuildWat(t, "../plugin/testdata/cache/swapped.wat")
+	ping := func(cfg *config.Config) string {
+		t.Helper()
+		set := pluginhost.Load(ctx, cfg, pluginhost.Options{})
+		defer set.Close(ctx)
+		p := set.Entries[0].Plugin
+		if p == nil {
+			t.Fatal(set.Entries[0].Err)
+		}
+		res, err := p.CallTool(ctx, "ping", nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Content[0].Text
+	}
+	cfg := newConfig(t, entry(t, "cached", honest, "tools"))
+	if ping(cfg) != "pong" {
+		t.Fatal("honest")
+	}
+	// The same home, the other module: both entries are now in the cache.
+	both := *cfg
+	both.Plugins = []config.Plugin{entry(t, "cached", swapped, "tools")}
+	if ping(&both) != "EVIL" {
+		t.Fatal("swapped")
+	}
+	dir := filepath.Join(pluginhost.CacheDir(cfg), "apconnect-sealed-v1")
+	key, err := os.Stat(filepath.Join(dir, "key"))
+	if err != nil || key.Mode().Perm() != 0o600 {
+		t.Fatalf("cache key: %v %v", key, err)
+	}
+	entries, _ := filepath.Glob(filepath.Join(dir, "*.entry"))
+	if len(entries) != 2 {
+		t.Fatalf("entries %v", entries)
+	}
+	// Copy each entry over the other: the pinned modules still run their
+	// own code.
+	a, _ := os.ReadFile(entries[0])
+	b, _ := os.ReadFile(entries[1])
+	if err := os.WriteFile(entries[0], b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(entries[1], a, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := ping(cfg); got != "pong" {
+		t.Fatalf("the honest plugin answers %q", got)
+	}
+	if got := ping(&both); got != "EVIL" {
+		t.Fatalf("the other plugin answers %q", got)
+	}
+}

@@ -1,6 +1,7 @@
 package room
 
 import (
+	"apconnect/host/text"
 	"crypto/sha256"
 	"encoding/base64"
 	"strconv"
@@ -53,7 +54,7 @@ func NewInboxItem(host, roomID, kind, priority string, seq int64, eventID, actor
 		RequiresResponse: requiresResponse,
 		Reason:           reason,
 		SuggestedTools:   append([]string{}, tools...),
-		Message:          map[string]any{"summary": Truncate(summary, MaxSummaryRunes)},
+		Message:          map[string]any{"summary": text.Truncate(summary, MaxSummaryRunes)},
 	}
 	if seq > 0 {
 		s := seq

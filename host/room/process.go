@@ -8,6 +8,7 @@ import (
 
 	"apconnect/host/adp"
 	"apconnect/host/identity"
+	"apconnect/host/text"
 )
 
 // CodeForked is the failure code of a record that differs from the
@@ -281,7 +282,7 @@ func (p *Processor) precheck(recs []*adp.Record, last int64) ([]error, [][]byte)
 func linkError(r *adp.Room, rec *adp.Record) error {
 	switch {
 	case rec.RoomID != r.ID:
-		return &adp.Error{Code: adp.CodeChainBroken, Pointer: "/room_id", Message: fmt.Sprintf("record belongs to room %q, not %q", Truncate(rec.RoomID, 64), r.ID)}
+		return &adp.Error{Code: adp.CodeChainBroken, Pointer: "/room_id", Message: fmt.Sprintf("record belongs to room %q, not %q", text.Truncate(rec.RoomID, 64), r.ID)}
 	case rec.Seq != r.Last.Seq+1:
 		return &adp.Error{Code: adp.CodeChainBroken, Pointer: "/seq", Message: fmt.Sprintf("record seq %d does not follow seq %d", rec.Seq, r.Last.Seq)}
 	case rec.PreHash != r.Last.Hash:

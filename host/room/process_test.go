@@ -1,6 +1,7 @@
 package room_test
 
 import (
+	"apconnect/host/text"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -307,10 +308,10 @@ func TestRedactedRecords(t *testing.T) {
 }
 
 func TestSummaries(t *testing.T) {
-	if got := room.Truncate(strings.Repeat("界", 200), 160); len([]rune(got)) != 160 || !strings.HasSuffix(got, "…") {
+	if got := text.Truncate(strings.Repeat("界", 200), 160); len([]rune(got)) != 160 || !strings.HasSuffix(got, "…") {
 		t.Fatalf("cjk truncation %q", got)
 	}
-	if room.Truncate("short", 160) != "short" {
+	if text.Truncate("short", 160) != "short" {
 		t.Fatal("short text changed")
 	}
 	c := roomtest.NewChain(t, host, "room1", alice, map[string]any{"types": []any{map[string]any{"use": "adp:deliberation/1.0"}}})

@@ -1,9 +1,9 @@
 package room
 
 import (
+	"apconnect/host/text"
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 
 	"apconnect/host/adp"
 	"apconnect/host/identity"
@@ -13,7 +13,8 @@ import (
 const MaxSummaryRunes = 160
 
 // TimelineItem is the agent-facing view of one accepted record (connector
-// spec 4.2). received_at is the record's accepted_at.
+// spec 4.2). received_at (the seed's name) and accepted_at (the 0.12.6
+// name) both carry the record's accepted_at (DECISIONS #2).
 type TimelineItem struct {
 	RoomID     string `json:"room_id"`
 	Seq        int64  `json:"seq"`
@@ -23,6 +24,7 @@ type TimelineItem struct {
 	Actor      string `json:"actor,omitempty"`
 	CreatedAt  int64  `json:"created_at,omitempty"`
 	ReceivedAt int64  `json:"received_at"`
+	AcceptedAt int64  `json:"accepted_at"`
 	Summary    string `json:"summary"`
 	// ContentType and Content are set for message.create.
 	ContentType string   `json:"content_type,omitempty"`
@@ -40,18 +42,37 @@ type TimelineItem struct {
 	Extra map[string]any `json:"extra,omitempty"`
 }
 
+// UnmarshalJSON decodes an item and fills whichever of received_at and
+// accepted_at is missing from the other: items stored before accepted_at
+// was added carry received_at only.
+func (it *TimelineItem) UnmarshalJSON(data []byte) error {
+	type plain TimelineItem
+	if err := json.Unmarshal(data, (*plain)(it)); err != nil {
+		return err
+	}
+	if it.AcceptedAt == 0 {
+		it.AcceptedAt = it.ReceivedAt
+	}
+	if it.ReceivedAt == 0 {
+		it.ReceivedAt = it.AcceptedAt
+	}
+	return nil
+}
+
 // InboxItem is an actionable request for the agent's attention (connector
 // spec 4.2). created_at is the source record's accepted_at, or the local
-// time for items the connector creates itself (room.join.requested).
+// time for items the connector creates itself (room.join.requested). seq,
+// event_id and actor are omitted when the item has none (the 0.12.6 shape;
+// the seed allows null or absence).
 type InboxItem struct {
 	ID               string         `json:"id"`
 	Kind             string         `json:"kind"`
 	Priority         string         `json:"priority"`
 	RoomID           string         `json:"room_id"`
 	Host             string         `json:"host,omitempty"`
-	Seq              *int64         `json:"seq"`
-	EventID          *string        `json:"event_id"`
-	Actor            *string        `json:"actor"`
+	Seq              *int64         `json:"seq,omitempty"`
+	EventID          *string        `json:"event_id,omitempty"`
+	Actor            *string        `json:"actor,omitempty"`
 	CreatedAt        int64          `json:"created_at"`
 	RequiresResponse bool           `json:"requires_response"`
 	Deadline         *int64         `json:"deadline"`
@@ -80,9 +101,11 @@ const (
 	KindEventCustom   = "room.event.custom"
 )
 
-// InboxKinds lists the ten kinds.
-var InboxKinds = []string{KindMessageNew, KindMention, KindTurnAssigned, KindSteer, KindJoinRequested,
-	KindJoinApproved, KindRoleChanged, KindMemberRemoved, KindStateChanged, KindEventCustom}
+// InboxKinds returns the ten kinds.
+func InboxKinds() []string {
+	return []string{KindMessageNew, KindMention, KindTurnAssigned, KindSteer, KindJoinRequested,
+		KindJoinApproved, KindRoleChanged, KindMemberRemoved, KindStateChanged, KindEventCustom}
+}
 
 // Priorities of inbox items, and their storage rank (lower first).
 const (
@@ -123,16 +146,18 @@ type MemberProfile struct {
 }
 
 // MemberView is a member as materialized from verified records (connector
-// spec 4.2 RoomMemberView).
+// spec 4.2 RoomMemberView). perspective and last_event_seq are omitted when
+// unknown (0.12.6 types them as a string and an integer); joined_seq and
+// left_seq are null then, as both catalogs allow.
 type MemberView struct {
 	AgentID      string         `json:"agent_id"`
 	Role         string         `json:"role"`
 	Status       string         `json:"status"`
 	IsCreator    bool           `json:"is_creator"`
-	Perspective  *string        `json:"perspective"`
+	Perspective  *string        `json:"perspective,omitempty"`
 	JoinedSeq    *int64         `json:"joined_seq"`
 	LeftSeq      *int64         `json:"left_seq"`
-	LastEventSeq *int64         `json:"last_event_seq"`
+	LastEventSeq *int64         `json:"last_event_seq,omitempty"`
 	Profile      *MemberProfile `json:"profile,omitempty"`
 	Extra        map[string]any `json:"extra"`
 }
@@ -149,30 +174,15 @@ func Summarize(rec *adp.Record) string {
 	p, _ := ev.Payload.(map[string]any)
 	if ev.Type == adp.TypeMessageCreate {
 		if s, ok := p["content"].(string); ok && strings.TrimSpace(s) != "" {
-			return Truncate(s, MaxSummaryRunes)
+			return text.Truncate(s, MaxSummaryRunes)
 		}
 	}
 	for _, k := range []string{"summary", "title", "instruction", "intent", "question", "reason", "state"} {
 		if s, ok := p[k].(string); ok && strings.TrimSpace(s) != "" {
-			return Truncate(s, MaxSummaryRunes)
+			return text.Truncate(s, MaxSummaryRunes)
 		}
 	}
 	return ev.Type
-}
-
-// Truncate cuts s to at most n code points, ending with "…" when cut.
-func Truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i, c := 0, 0
-	for i = range s {
-		if c == n-1 {
-			break
-		}
-		c++
-	}
-	return s[:i] + "…"
 }
 
 // ItemKind is the kind a timeline item reports: the registry kind of a
@@ -205,6 +215,7 @@ func NewTimelineItem(rec *adp.Record, reg adp.Registry) TimelineItem {
 		Type:       rec.Type(),
 		Kind:       ItemKind(rec.Type(), class, reg),
 		ReceivedAt: rec.AcceptedAt,
+		AcceptedAt: rec.AcceptedAt,
 		Summary:    Summarize(rec),
 		Mentions:   []string{},
 		References: []string{},

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"apconnect/host/internal/sqlitedb"
 )
@@ -12,14 +13,30 @@ import (
 // Migration is one forward-only schema step (see sqlitedb.Migration).
 type Migration = sqlitedb.Migration
 
-// Migrations is the ordered schema history of an agent database.
-var Migrations = []Migration{
+// Migrations returns the ordered schema history of an agent database.
+func Migrations() []Migration { return slices.Clone(migrations) }
+
+// migrations is the schema history (tests may shorten it to build an older
+// database).
+var migrations = []Migration{
 	{Version: 1, Name: "connector state", SQL: schemaV1},
 	{Version: 2, Name: "pending own join requests", SQL: `
 CREATE INDEX join_requests_own_pending ON join_requests (room) WHERE own = 1 AND consumed = 0 AND status = 'pending';
 `},
 	{Version: 3, Name: "re-verify rooms under the 0.12.6 head rule", SQL: reverifyV3},
+	{Version: 4, Name: "room watches", SQL: watchesV4},
 }
+
+// watchesV4 keeps the custom event types the agent watches per room
+// (agent_protocols_room_watch): their records become room.event.custom
+// inbox items, and a room with watches is followed live without joining.
+const watchesV4 = `
+CREATE TABLE room_watches (
+	room  INTEGER PRIMARY KEY REFERENCES rooms (id) ON DELETE CASCADE,
+	types BLOB    NOT NULL, -- JSON array of event type names, never empty
+	updated_at INTEGER NOT NULL
+) STRICT;
+`
 
 // reverifyV3 forgets every room's derived state — snapshot, head, record
 // window and timeline, verification mark, presented heads — so the next sync
@@ -231,7 +248,7 @@ CREATE INDEX outbox_state ON outbox (state, id);
 // this Agent ID, in one transaction.
 func (s *Store) migrate(ctx context.Context) error {
 	return s.Write(ctx, func(tx *Tx) error {
-		if err := sqlitedb.Migrate(ctx, tx.tx, Migrations); err != nil {
+		if err := sqlitedb.Migrate(ctx, tx.tx, migrations); err != nil {
 			return err
 		}
 		var owner string

@@ -174,6 +174,8 @@ type RoomFilter struct {
 	Status string
 	// Now is the time status is evaluated at, Unix ms.
 	Now int64
+	// Host, when set, keeps only the rooms of that host origin.
+	Host string
 	// AfterKey pages: only rooms with a greater key.
 	AfterKey int64
 	// Limit caps the result (at most 1000).
@@ -208,9 +210,9 @@ func (q Q) ListRooms(ctx context.Context, f RoomFilter) ([]*Room, error) {
 	if f.Status != "" {
 		where = append(where, `(`+statusExpr+`) = ?2`)
 	}
-	where = append(where, `id > ?3`)
+	where = append(where, `(?4 = '' OR host = ?4)`, `id > ?3`)
 	query := `SELECT ` + roomColumns + ` FROM rooms WHERE ` + strings.Join(where, " AND ") + ` ORDER BY id LIMIT ` + strconv.Itoa(limit)
-	rows, err := q.query(ctx, query, f.Now, f.Status, f.AfterKey)
+	rows, err := q.query(ctx, query, f.Now, f.Status, f.AfterKey, f.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -227,10 +229,12 @@ func (q Q) ListRooms(ctx context.Context, f RoomFilter) ([]*Room, error) {
 }
 
 // LiveRooms returns the rooms to follow live: where the agent is an active
-// member or that it subscribed to, and that are not marked as failing.
+// member, that it subscribed to or that it watches event types of, and that
+// are not marked as failing.
 func (q Q) LiveRooms(ctx context.Context) ([]RoomRef, error) {
 	rows, err := q.query(ctx, `SELECT id, host, room_id FROM rooms
-		WHERE (self_state = 'active' OR subscribed = 1) AND fail_seq = 0 AND fail_code = '' ORDER BY id`)
+		WHERE (self_state = 'active' OR subscribed = 1 OR EXISTS (SELECT 1 FROM room_watches w WHERE w.room = rooms.id))
+		AND fail_seq = 0 AND fail_code = '' ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}

@@ -449,7 +449,7 @@ func TestDraftsProfilesOutbox(t *testing.T) {
 			return fmt.Errorf("leased entry taken: %v", got)
 		}
 		got, err = tx.LeaseOutbox(ctx, 150, 300, 10)
-		if len(got) != 1 || got[0].ID != id || got[0].Attempts != 1 {
+		if err != nil || len(got) != 1 || got[0].ID != id || got[0].Attempts != 1 {
 			return fmt.Errorf("lease %+v", got)
 		}
 		return tx.CloseOutbox(ctx, id, OutboxDone, []byte(`{"seq":1}`), "", 160)
@@ -466,8 +466,8 @@ func TestDraftsProfilesOutbox(t *testing.T) {
 func TestMigrationReverifiesRooms(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	all := Migrations
-	Migrations = all[:2]
+	all := migrations
+	migrations = all[:2]
 	old := open(t, dir, 100)
 	var key int64
 	mustWrite(t, old, func(tx *Tx) error {
@@ -486,7 +486,7 @@ func TestMigrationReverifiesRooms(t *testing.T) {
 		return tx.SetPresented(ctx, "s1", key, 5, "h5")
 	})
 	old.Close()
-	Migrations = all
+	migrations = all
 
 	s := open(t, dir, 100)
 	r, err := s.Read().Room(ctx, key)

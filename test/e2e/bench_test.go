@@ -23,6 +23,7 @@ import (
 	"apconnect/host/plugin"
 	"apconnect/host/plugin/plugintest"
 	"apconnect/host/pluginhost"
+	"apconnect/host/toolcatalog"
 )
 
 // Benchmarks of the MCP surface as a client sees it. Each reports the
@@ -219,7 +220,7 @@ func startOnce(b *testing.B, home string, wantTools int) time.Duration {
 func BenchmarkStartToInitializePlugins(b *testing.B) {
 	h := startHub(b)
 	home := pluginHome(b, h)
-	tools := len(mcpserver.Names()) + len(firstParty)
+	tools := len(toolcatalog.Names()) + len(firstParty)
 	cache := filepath.Join(home, config.DefaultStateDir, pluginhost.CacheDirName)
 	b.Run("warm", func(b *testing.B) {
 		startOnce(b, home, tools) // fills the cache

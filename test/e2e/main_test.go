@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -37,7 +36,7 @@ func TestMain(m *testing.M) {
 	if raceEnabled {
 		args = append(args, "-race")
 	}
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), append(args, "apconnect/cmd/apconnect")...)
+	build := exec.Command(goTool(), append(args, "apconnect/cmd/apconnect")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: building apconnect:", err)
@@ -159,4 +158,13 @@ func (p *proc) stop() {
 	if s := p.stderr.String(); strings.Contains(s, "panic") || strings.Contains(s, "level=ERROR") {
 		p.t.Errorf("%s logged a failure:\n%s", p.name, s)
 	}
+}
+
+// goTool is the go command of the Go installation running the tests: the go
+// on PATH (the one "go test" was started with), else $GOROOT/bin/go.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -24,6 +23,7 @@ import (
 	"apconnect/host/plugin"
 	"apconnect/host/plugin/plugintest"
 	"apconnect/host/pluginhost"
+	"apconnect/host/toolcatalog"
 )
 
 // Plugins end to end: real .wasm modules (the first-party plugins, the
@@ -300,7 +300,7 @@ func TestPluginsThroughMCP(t *testing.T) {
 	if tl := tools["voter_vote"]; tl == nil || tl.Annotations.ReadOnlyHint || !*tl.Annotations.DestructiveHint {
 		t.Fatalf("proposing tool voter_vote: %+v", tl)
 	}
-	if len(list.Tools) != len(mcpserver.Names())+7 {
+	if len(list.Tools) != len(toolcatalog.Names())+7 {
 		t.Fatalf("%d tools listed", len(list.Tools))
 	}
 
@@ -521,8 +521,7 @@ func warmPluginCache(t *testing.T, dir string, wasm ...string) {
 	if !raceEnabled {
 		return
 	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	out, err := exec.Command(goTool, "version", "-m", bin).Output()
+	out, err := exec.Command(goTool(), "version", "-m", bin).Output()
 	if err != nil {
 		t.Fatalf("go version -m: %v", err)
 	}
@@ -536,7 +535,7 @@ func warmPluginCache(t *testing.T, dir string, wasm ...string) {
 		t.Fatalf("the binary does not say which wazero it has:\n%s", out)
 	}
 	helper := filepath.Join(t.TempDir(), "precompile")
-	build := exec.Command(goTool, "build", "-o", helper, "-ldflags=-X=github.com/tetratelabs/wazero/internal/version.version="+version,
+	build := exec.Command(goTool(), "build", "-o", helper, "-ldflags=-X=github.com/tetratelabs/wazero/internal/version.version="+version,
 		"apconnect/host/plugin/internal/precompile")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the precompile helper: %v\n%s", err, out)

@@ -1,6 +1,7 @@
 package discourse
 
 import (
+	"apconnect/host/text"
 	"bufio"
 	"context"
 	"database/sql"
@@ -226,7 +227,7 @@ func (s *Service) archivePack(w http.ResponseWriter, r *http.Request) {
 	raw := r.PathValue("n")
 	n, err := strconv.Atoi(raw)
 	if err != nil || n < 0 || strconv.Itoa(n) != raw {
-		hubhttp.WriteError(w, r, s.logger, hubhttp.Errorf(identity.CodeNotFound, "no archived pack %q", truncate(raw, 20)))
+		hubhttp.WriteError(w, r, s.logger, hubhttp.Errorf(identity.CodeNotFound, "no archived pack %q", text.Truncate(raw, 20)))
 		return
 	}
 	e, unlock, err := s.readRoom(r.Context(), roomID)

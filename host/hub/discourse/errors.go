@@ -1,6 +1,7 @@
 package discourse
 
 import (
+	"apconnect/host/text"
 	"errors"
 	"time"
 
@@ -55,7 +56,7 @@ func withAdpData(out *hubhttp.Error, ae *adp.Error) *hubhttp.Error {
 }
 
 func roomNotFound(id string) *hubhttp.Error {
-	return hubhttp.Errorf(adp.CodeRoomNotFound, "room %s does not exist or is not visible", truncate(id, 64))
+	return hubhttp.Errorf(adp.CodeRoomNotFound, "room %s does not exist or is not visible", text.Truncate(id, 64))
 }
 
 func membershipRequired(what string) *hubhttp.Error {
@@ -69,11 +70,4 @@ func authRequired(what string) *hubhttp.Error {
 
 func invalidParam(name, format string, args ...any) *hubhttp.Error {
 	return hubhttp.Errorf(identity.CodeInvalidRequest, format, args...).WithData("parameter", name)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

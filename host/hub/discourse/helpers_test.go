@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -241,14 +240,4 @@ func jsonEq(t testing.TB, got, want any) bool {
 	json.Unmarshal(g, &gv)
 	json.Unmarshal(w, &wv)
 	return reflect.DeepEqual(gv, wv)
-}
-
-// contains reports whether s contains every part.
-func contains(s string, parts ...string) bool {
-	for _, p := range parts {
-		if !strings.Contains(s, p) {
-			return false
-		}
-	}
-	return true
 }

@@ -1,6 +1,7 @@
 package discourse
 
 import (
+	"apconnect/host/text"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -252,7 +253,7 @@ func (s *Service) getJoinRequest(w http.ResponseWriter, r *http.Request) {
 	}
 	if j == nil || (!manager && j.applicant != agent) {
 		// A request the caller may not read is reported as absent.
-		hubhttp.WriteError(w, r, s.logger, hubhttp.Errorf(adp.CodeJoinRequestNotFound, "join request %s does not exist or is not visible", truncate(id, 64)))
+		hubhttp.WriteError(w, r, s.logger, hubhttp.Errorf(adp.CodeJoinRequestNotFound, "join request %s does not exist or is not visible", text.Truncate(id, 64)))
 		return
 	}
 	hubhttp.WriteJSON(w, http.StatusOK, j)

@@ -1,6 +1,7 @@
 package discourse
 
 import (
+	"apconnect/host/text"
 	"context"
 	"database/sql"
 	"errors"
@@ -69,7 +70,7 @@ func (p *packStore) ResolvePack(ctx context.Context, ref adp.PackRef) ([]byte, e
 	if p.fetcher == nil {
 		return nil, &adp.Error{Code: adp.CodePackUnavailable, Message: "this hub does not fetch external packs"}
 	}
-	return nil, &adp.Error{Code: adp.CodePackUnavailable, Message: "pack " + truncate(ref.URL, 200) + " could not be obtained"}
+	return nil, &adp.Error{Code: adp.CodePackUnavailable, Message: "pack " + text.Truncate(ref.URL, 200) + " could not be obtained"}
 }
 
 // storedPack returns a stored pack document, or nil.

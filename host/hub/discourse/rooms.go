@@ -79,17 +79,6 @@ func (s *Service) evict(e *roomEntry) {
 	s.rooms.mu.Unlock()
 }
 
-// cachedEntries returns the loaded rooms.
-func (s *Service) cachedEntries() []*roomEntry {
-	s.rooms.mu.Lock()
-	defer s.rooms.mu.Unlock()
-	out := make([]*roomEntry, 0, len(s.rooms.m))
-	for _, e := range s.rooms.m {
-		out = append(out, e)
-	}
-	return out
-}
-
 // loadRoom reads a room's snapshot and replays the records after it. A
 // snapshot_seq of 0 (a room whose snapshot predates the current rules)
 // replays the whole history from the genesis record instead.

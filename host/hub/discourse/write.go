@@ -1,6 +1,7 @@
 package discourse
 
 import (
+	"apconnect/host/text"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -16,14 +17,14 @@ import (
 // checkProtocol is the precheck every ADP write endpoint shares.
 func checkProtocol(env *identity.Envelope) error {
 	if env.Event.Protocol != Protocol {
-		return hubhttp.Errorf(identity.CodeInvalidEvent, "event.protocol must be %q, got %q", Protocol, truncate(env.Event.Protocol, 80)).
+		return hubhttp.Errorf(identity.CodeInvalidEvent, "event.protocol must be %q, got %q", Protocol, text.Truncate(env.Event.Protocol, 80)).
 			WithData("pointer", "/event/protocol")
 	}
 	return nil
 }
 
 func wrongEndpoint(typ, where string) error {
-	return hubhttp.Errorf(identity.CodeInvalidEvent, "%s envelopes are submitted to %s", truncate(typ, 80), where).
+	return hubhttp.Errorf(identity.CodeInvalidEvent, "%s envelopes are submitted to %s", text.Truncate(typ, 80), where).
 		WithData("pointer", "/event/type")
 }
 

@@ -80,7 +80,7 @@ func Open(ctx context.Context, dir string) (*DB, error) {
 	db := &DB{path: abs}
 	pools, err := sqlitedb.Open(ctx, abs, 4, func(w *sql.DB) error {
 		db.writer = w
-		return db.Write(ctx, func(tx *sql.Tx) error { return sqlitedb.Migrate(ctx, tx, Migrations) })
+		return db.Write(ctx, func(tx *sql.Tx) error { return sqlitedb.Migrate(ctx, tx, migrations) })
 	})
 	if err != nil {
 		return nil, err

@@ -17,8 +17,8 @@ func TestOpenMigratesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, err := db.SchemaVersion(ctx)
-	if err != nil || v != len(Migrations) {
-		t.Fatalf("version %d (%v), want %d", v, err, len(Migrations))
+	if err != nil || v != len(migrations) {
+		t.Fatalf("version %d (%v), want %d", v, err, len(migrations))
 	}
 	var mode string
 	if err := db.Reader().QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
@@ -48,7 +48,7 @@ func TestOpenMigratesOnce(t *testing.T) {
 	}
 	var count int
 	db.Reader().QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&count)
-	if count != len(Migrations) {
+	if count != len(migrations) {
 		t.Fatalf("schema_migrations has %d rows", count)
 	}
 	// The read pool cannot write.

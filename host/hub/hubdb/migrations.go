@@ -2,6 +2,7 @@ package hubdb
 
 import (
 	"context"
+	"slices"
 
 	"apconnect/host/internal/sqlitedb"
 )
@@ -9,9 +10,11 @@ import (
 // Migration is one forward-only schema step (see sqlitedb.Migration).
 type Migration = sqlitedb.Migration
 
-// Migrations is the ordered schema history of hub.db. The ADP host appends
-// its tables here as further steps.
-var Migrations = []Migration{
+// Migrations returns the ordered schema history of hub.db.
+func Migrations() []Migration { return slices.Clone(migrations) }
+
+// migrations is the schema history; the ADP host's tables are steps of it.
+var migrations = []Migration{
 	{Version: 1, Name: "live writes and agent profiles", SQL: schemaV1},
 	{Version: 2, Name: "agent discourse rooms", SQL: schemaV2},
 	{Version: 3, Name: "replay rooms under the 0.12.6 head rule", SQL: `

@@ -1,6 +1,7 @@
 package hubhttp
 
 import (
+	"apconnect/host/text"
 	"errors"
 	"fmt"
 	"io"
@@ -59,14 +60,7 @@ func requireJSON(r *http.Request) error {
 	mt, _, err := mime.ParseMediaType(ct)
 	if ct == "" || err != nil || mt != "application/json" {
 		return &Error{Status: http.StatusUnsupportedMediaType, Code: identity.CodeInvalidRequest,
-			Message: fmt.Sprintf("Content-Type must be application/json, got %q", truncate(ct, 80))}
+			Message: fmt.Sprintf("Content-Type must be application/json, got %q", text.Truncate(ct, 80))}
 	}
 	return nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

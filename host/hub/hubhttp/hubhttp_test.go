@@ -55,6 +55,8 @@ func TestParseLimitAndQuery(t *testing.T) {
 	}
 }
 
+// TestRateLimiter: a quota of 2 a minute is a bucket of two refilling one
+// every 30 s; Retry-After is the time until the next unit, rounded up.
 func TestRateLimiter(t *testing.T) {
 	l := NewRateLimiter()
 	now := time.Unix(1000, 0)
@@ -66,9 +68,11 @@ func TestRateLimiter(t *testing.T) {
 	if _, err := l.Reserve("k", rate, now.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
+	// At 15 s the bucket holds 0.5 (1/30 refilled by 1 s, 14/30 since):
+	// the next unit is due at 30 s.
 	_, err = l.Reserve("k", rate, now.Add(15*time.Second))
 	e := AsError(err)
-	if e.Code != identity.CodeRateLimited || e.Header.Get("Retry-After") != "45" || e.HTTPStatus() != http.StatusTooManyRequests {
+	if e.Code != identity.CodeRateLimited || e.Header.Get("Retry-After") != "15" || e.Data["retry_after"] != int64(15) || e.HTTPStatus() != http.StatusTooManyRequests {
 		t.Fatalf("exhausted: %+v", e)
 	}
 	if _, err := l.Reserve("other", rate, now); err != nil {
@@ -76,14 +80,22 @@ func TestRateLimiter(t *testing.T) {
 	}
 	r1.Cancel()
 	r1.Cancel() // a second cancel gives nothing more back
-	if _, err := l.Reserve("k", rate, now.Add(20*time.Second)); err != nil {
+	if _, err := l.Reserve("k", rate, now.Add(15*time.Second)); err != nil {
 		t.Fatal("cancelled unit not returned")
 	}
-	if _, err := l.Reserve("k", rate, now.Add(20*time.Second)); err == nil {
+	if _, err := l.Reserve("k", rate, now.Add(15*time.Second)); err == nil {
 		t.Fatal("double cancel returned two units")
 	}
-	if _, err := l.Reserve("k", rate, now.Add(time.Minute)); err != nil {
-		t.Fatal("window did not reset")
+	if _, err := l.Reserve("k", rate, now.Add(30*time.Second)); err != nil {
+		t.Fatal("no unit refilled after 30 s")
+	}
+	for range 2 {
+		if _, err := l.Reserve("k", rate, now.Add(2*time.Minute)); err != nil {
+			t.Fatal("bucket not full again after a minute idle")
+		}
+	}
+	if _, err := l.Reserve("k", rate, now.Add(2*time.Minute)); err == nil {
+		t.Fatal("bucket fuller than its quota")
 	}
 	if res, err := l.Reserve("k", Rate{}, now); res != nil || err != nil {
 		t.Fatal("zero rate is not unlimited")

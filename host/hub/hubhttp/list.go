@@ -1,6 +1,7 @@
 package hubhttp
 
 import (
+	"apconnect/host/text"
 	"encoding/json"
 	"net/url"
 	"slices"
@@ -15,7 +16,7 @@ import (
 func CheckQuery(q url.Values, allowed ...string) error {
 	for k, vs := range q {
 		if !slices.Contains(allowed, k) {
-			return Errorf(identity.CodeInvalidRequest, "unknown query parameter %q", truncate(k, 60)).WithData("parameter", truncate(k, 60))
+			return Errorf(identity.CodeInvalidRequest, "unknown query parameter %q", text.Truncate(k, 60)).WithData("parameter", text.Truncate(k, 60))
 		}
 		if len(vs) > 1 {
 			return Errorf(identity.CodeInvalidRequest, "query parameter %q given more than once", k).WithData("parameter", k)

@@ -1,6 +1,7 @@
 package hubhttp
 
 import (
+	"apconnect/host/text"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -44,7 +45,7 @@ func Methods(logger *slog.Logger, handlers map[string]http.Handler) http.Handler
 // NotFound answers every request with not_found; mount it at "/".
 func NotFound(logger *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		WriteError(w, r, logger, Errorf(identity.CodeNotFound, "no such endpoint: %s", truncate(r.URL.Path, 200)))
+		WriteError(w, r, logger, Errorf(identity.CodeNotFound, "no such endpoint: %s", text.Truncate(r.URL.Path, 200)))
 	})
 }
 

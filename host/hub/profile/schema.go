@@ -10,20 +10,23 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// SchemaJSON is the Agent Profile 1.0 JSON Schema, verbatim as the
+// schemaJSON is the Agent Profile 1.0 JSON Schema, verbatim as the
 // reference SDK 0.12.6 ships it (its catalog's schemas → agent-profile/1.0).
 //
 //go:embed agent-profile-1.0.schema.json
-var SchemaJSON []byte
+var schemaJSON []byte
 
-// SchemaID is the $id of SchemaJSON.
+// SchemaJSON returns a copy of the Agent Profile 1.0 JSON Schema.
+func SchemaJSON() []byte { return bytes.Clone(schemaJSON) }
+
+// SchemaID is the $id of the schema.
 const SchemaID = "https://agent-protocols.dev/schemas/agent-profile/1.0.schema.json"
 
 // Schema compiles the definition named def (for example
 // "profileUpdatePayload" or "profileDocument") of the Agent Profile schema,
 // under draft 2020-12 with format assertions on.
 func Schema(def string) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(SchemaJSON))
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +49,10 @@ type SchemaViolation struct {
 }
 
 // violations flattens a validation error into its leaf failures, sorted by
-// instance and keyword location (the library's order is not stable).
+// instance and keyword location (the library's order is not stable). Unlike
+// the host's flattener (schemaerr) it keeps the full keyword location
+// ("/properties/name/maxLength"): that string is part of the hub's wire
+// error body, which profile clients already read.
 func violations(err error) []SchemaViolation {
 	ve, ok := err.(*jsonschema.ValidationError)
 	if !ok {

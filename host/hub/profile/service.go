@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"apconnect/host/text"
 	"context"
 	"database/sql"
 	"errors"
@@ -26,8 +27,8 @@ const (
 	PathBatch     = "/v1/profiles/batch"
 )
 
-// Features advertised in the discovery document.
-var Features = []string{"signed-updates", "event-history", "batch-read"}
+// Features returns the features advertised in the discovery document.
+func Features() []string { return []string{"signed-updates", "event-history", "batch-read"} }
 
 // Config wires a Service to the hub.
 type Config struct {
@@ -107,7 +108,7 @@ func (s *Service) DiscoveryDocument() Discovery {
 			"profiles":      s.origin + PathProfiles,
 			"profile_batch": s.origin + PathBatch,
 		},
-		Features: Features,
+		Features: Features(),
 		Limits:   s.limits,
 	}
 }
@@ -185,7 +186,7 @@ func (s *Service) batchIDs(w http.ResponseWriter, r *http.Request) ([]string, er
 	}
 	for k := range obj {
 		if k != "ids" {
-			return nil, hubhttp.Errorf(identity.CodeInvalidRequest, "unknown body field %q", truncate(k, 80)).WithData("pointer", "/"+escapePointer(k))
+			return nil, hubhttp.Errorf(identity.CodeInvalidRequest, "unknown body field %q", text.Truncate(k, 80)).WithData("pointer", "/"+text.EscapePointer(k))
 		}
 	}
 	arr, ok := obj["ids"].([]any)
@@ -259,11 +260,11 @@ func eventsCursorScope(id string) string { return "profile-events|" + id }
 // have been accepted at POST /v1/profiles.
 func (s *Service) Precheck(_ *http.Request, env *identity.Envelope) error {
 	if env.Event.Protocol != Protocol {
-		return hubhttp.Errorf(identity.CodeInvalidEvent, "event.protocol must be %q, got %q", Protocol, truncate(env.Event.Protocol, 80)).
+		return hubhttp.Errorf(identity.CodeInvalidEvent, "event.protocol must be %q, got %q", Protocol, text.Truncate(env.Event.Protocol, 80)).
 			WithData("pointer", "/event/protocol")
 	}
 	if env.Event.Type != UpdateType {
-		return hubhttp.Errorf(identity.CodeInvalidEvent, "event.type must be %q, got %q", UpdateType, truncate(env.Event.Type, 80)).
+		return hubhttp.Errorf(identity.CodeInvalidEvent, "event.type must be %q, got %q", UpdateType, text.Truncate(env.Event.Type, 80)).
 			WithData("pointer", "/event/type")
 	}
 	return nil

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"apconnect/host/text"
 	"fmt"
 	"slices"
 	"strconv"
@@ -81,8 +82,8 @@ func closedTopLevel(obj map[string]any) error {
 			if k == "updated_at" || k == "event_id" {
 				msg = "payload must not carry the service-derived field %q"
 			}
-			return hubhttp.Errorf(identity.CodeInvalidEvent, msg, truncate(k, 80)).
-				WithData("pointer", "/event/payload/"+escapePointer(k))
+			return hubhttp.Errorf(identity.CodeInvalidEvent, msg, text.Truncate(k, 80)).
+				WithData("pointer", "/event/payload/"+text.EscapePointer(k))
 		}
 	}
 	return nil
@@ -206,26 +207,4 @@ func (v *Validator) checkLimits(obj map[string]any) error {
 		}
 	}
 	return nil
-}
-
-func escapePointer(s string) string {
-	out := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '~':
-			out = append(out, '~', '0')
-		case '/':
-			out = append(out, '~', '1')
-		default:
-			out = append(out, s[i])
-		}
-	}
-	return string(out)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

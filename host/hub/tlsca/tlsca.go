@@ -59,8 +59,8 @@ const (
 	CARenewBefore = 30 * 24 * time.Hour
 )
 
-// LoopbackHosts are the names every server certificate covers.
-var LoopbackHosts = []string{"127.0.0.1", "::1", "localhost"}
+// LoopbackHosts returns the names every server certificate covers.
+func LoopbackHosts() []string { return []string{"127.0.0.1", "::1", "localhost"} }
 
 // Material is the loaded TLS state of a hub.
 type Material struct {
@@ -87,7 +87,7 @@ func Ensure(dir string, now time.Time, extraHosts ...string) (*Material, error) 
 	if err != nil {
 		return nil, err
 	}
-	hosts := slices.Clone(LoopbackHosts)
+	hosts := LoopbackHosts()
 	for _, h := range extraHosts {
 		h = strings.Trim(strings.ToLower(h), "[]")
 		if h != "" && !slices.Contains(hosts, h) {

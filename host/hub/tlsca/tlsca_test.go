@@ -30,7 +30,7 @@ func TestEnsureCreatesAndReuses(t *testing.T) {
 	if !m.CA.IsCA || m.CA.Subject.CommonName != CACommonName || m.CA.NotAfter.Sub(now) < 9*365*24*time.Hour {
 		t.Fatalf("CA: %v %q until %v", m.CA.IsCA, m.CA.Subject.CommonName, m.CA.NotAfter)
 	}
-	for _, h := range LoopbackHosts {
+	for _, h := range LoopbackHosts() {
 		if err := m.Leaf.VerifyHostname(h); err != nil {
 			t.Fatalf("leaf: %v", err)
 		}

@@ -5,7 +5,7 @@
 //
 //	func TestMyPlugin(t *testing.T) {
 //		wasm := plugintest.Build(t, ".")
-//		p := plugintest.Load(t, wasm, plugin.GrantAll)
+//		p := plugintest.Load(t, wasm, plugin.AllGrants())
 //		errs, err := p.ValidateEvent(ctx, proposal, room)
 //		...
 //	}

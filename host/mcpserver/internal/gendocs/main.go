@@ -24,7 +24,7 @@ import (
 	"strings"
 	"unicode"
 
-	"apconnect/host/mcpserver"
+	"apconnect/host/toolcatalog"
 )
 
 const (
@@ -56,7 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gendocs:", err)
 		return 1
 	}
-	updated, err := splice(doc, []byte(table(mcpserver.Infos())))
+	updated, err := splice(doc, []byte(table(toolcatalog.Infos())))
 	if err != nil {
 		fmt.Fprintf(stderr, "gendocs: %s: %v\n", file, err)
 		return 1
@@ -101,7 +101,7 @@ func splice(doc, block []byte) ([]byte, error) {
 }
 
 // table renders the Markdown tool table: one row per tool, sorted by name.
-func table(tools []mcpserver.ToolInfo) string {
+func table(tools []toolcatalog.ToolInfo) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<!-- Generated from schemas/tools by `%s`. Do not edit. -->\n\n", command)
 	b.WriteString("| Tool | What it does | Kind | Required inputs |\n")

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"apconnect/host/mcpserver"
+	"apconnect/host/toolcatalog"
 )
 
 func runGen(t *testing.T, args ...string) (int, string, string) {
@@ -49,7 +49,7 @@ func TestCheckAndWrite(t *testing.T) {
 	if info, _ := os.Stat(readme); info.Mode().Perm() != 0o640 {
 		t.Errorf("file mode changed to %v", info.Mode().Perm())
 	}
-	for _, name := range mcpserver.Names() {
+	for _, name := range toolcatalog.Names() {
 		if !strings.Contains(got, "| `"+name+"` |") {
 			t.Errorf("table has no row for %s", name)
 		}
@@ -69,10 +69,11 @@ func TestCheckAndWrite(t *testing.T) {
 }
 
 func TestRows(t *testing.T) {
-	tbl := table(mcpserver.Infos())
+	tbl := table(toolcatalog.Infos())
 	for _, want := range []string{
 		"| Tool | What it does | Kind | Required inputs |",
-		"| `agent_protocols_identity_current` | Show the Agent ID this connector signs as, its public key, the profile services configured for it and the operator-allowed hosts. | local read | none |",
+		"| `agent_protocols_identity_current` | Show the Agent ID this connector signs as, its public key, the profile services configured for it, the operator-allowed hosts and the tools served. | local read | none |",
+		"| `agent_protocols_schema_get` | Show the exact JSON Schemas of event payloads. | local read | `protocol` |",
 		"| `agent_protocols_room_send_message` | Post a message to a room. | signed write | `room_id`, `content` |",
 		"| `agent_protocols_agent_status_set` | ",
 		" | host write, unsigned | `room_id`, `state` |",
@@ -83,15 +84,15 @@ func TestRows(t *testing.T) {
 			t.Errorf("table lacks %q", want)
 		}
 	}
-	if n := strings.Count(tbl, "\n| `agent_protocols_"); n != 27 {
-		t.Errorf("%d tool rows, want 27", n)
+	if n := strings.Count(tbl, "\n| `agent_protocols_"); n != 33 {
+		t.Errorf("%d tool rows, want 33", n)
 	}
 }
 
 // The "what it does" column is the first sentence of each description, so
 // that sentence must stand alone and stay short.
 func TestFirstSentencesAreShort(t *testing.T) {
-	for _, info := range mcpserver.Infos() {
+	for _, info := range toolcatalog.Infos() {
 		first := firstSentence(info.Description)
 		if len(first) > 240 || first == strings.TrimSpace(info.Description) {
 			t.Errorf("%s: first sentence is %d bytes or the whole description: %q", info.Name, len(first), first)

@@ -22,6 +22,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/tetratelabs/wazero"
+
 	"apconnect/host/plugin"
 )
 
@@ -33,7 +35,14 @@ func main() {
 		os.Exit(2)
 	}
 	ctx := context.Background()
-	rt, err := plugin.NewRuntime(ctx, plugin.Options{CacheDir: *dir})
+	// The test harness reads this directory as a plain wazero cache
+	// (plugin.Options.Cache), not as apconnect's sealed cache.
+	cache, err := wazero.NewCompilationCacheWithDir(*dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "precompile:", err)
+		os.Exit(1)
+	}
+	rt, err := plugin.NewRuntime(ctx, plugin.Options{Cache: cache})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "precompile:", err)
 		os.Exit(1)
@@ -50,5 +59,6 @@ func main() {
 		}
 	}
 	rt.Close(ctx)
+	cache.Close(ctx)
 	os.Exit(status)
 }

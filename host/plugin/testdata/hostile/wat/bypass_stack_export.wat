@@ -1,0 +1,25 @@
+;; @attack exports a global of its own as "apconnect:stack_budget", the name
+;;         of the host's stack budget, hoping that the host sets or reads it
+;;         instead of the real one.
+;; @host   refuses the module at load: export names starting with
+;;         "apconnect:" are the host's (plugin_invalid_module).
+;; @load   plugin_invalid_module "reserved for the host"
+(module
+  (import "apconnect" "input" (func $input (param i32)))
+  (import "apconnect" "output" (func $output (param i32 i32)))
+  (func (export "apconnect_abi_version") (result i32) (i32.const 1))
+  ;; $emit hands the NUL-terminated string at $p to the host as the output.
+  (func $emit (param $p i32) (local $q i32)
+    (local.set $q (local.get $p))
+    (block $done (loop $scan
+      (br_if $done (i32.eqz (i32.load8_u (local.get $q))))
+      (local.set $q (i32.add (local.get $q) (i32.const 1)))
+      (br $scan)))
+    (call $output (local.get $p) (i32.sub (local.get $q) (local.get $p))))
+  (memory (export "memory") 1)
+  (data (i32.const 1024) "{\"name\":\"bypass_stack_export\",\"version\":\"1\",\"abi_version\":1}\00")
+  (global $fake (export "apconnect:stack_budget") (mut i64) (i64.const 0x7fffffffffffffff))
+  (func (export "apconnect_call") (param $op i32) (param $n i32) (result i32)
+    (if (i32.eq (local.get $op) (i32.const 1))
+      (then (call $emit (i32.const 1024)) (return (i32.const 0))))
+    (i32.const 0)))

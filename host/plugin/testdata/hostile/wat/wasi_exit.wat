@@ -1,0 +1,25 @@
+;; @attack calls proc_exit(3) in the middle of a tool call, to end the process.
+;; @host   ends only the instance: plugin_trap ("exited with code 3"), the
+;;         instance is discarded and apconnect carries on.
+;; @load   ok
+;; @call   tool t -> plugin_trap "exited with code 3"
+;; @call   tool t -> plugin_trap "exited with code 3"
+(module
+  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+  (import "apconnect" "input" (func $input (param i32)))
+  (import "apconnect" "output" (func $output (param i32 i32)))
+  (func (export "apconnect_abi_version") (result i32) (i32.const 1))
+  ;; $emit hands the NUL-terminated string at $p to the host as the output.
+  (func $emit (param $p i32) (local $q i32)
+    (local.set $q (local.get $p))
+    (block $done (loop $scan
+      (br_if $done (i32.eqz (i32.load8_u (local.get $q))))
+      (local.set $q (i32.add (local.get $q) (i32.const 1)))
+      (br $scan)))
+    (call $output (local.get $p) (i32.sub (local.get $q) (local.get $p))))
+  (memory (export "memory") 1)
+  (data (i32.const 1024) "{\"name\":\"wasi_exit\",\"version\":\"1\",\"abi_version\":1,\"tools\":[{\"name\":\"t\",\"description\":\"misbehaves\",\"input_schema\":{\"type\":\"object\"}}]}\00")
+  (func (export "apconnect_call") (param $op i32) (param $n i32) (result i32)
+    (if (i32.eq (local.get $op) (i32.const 1))
+      (then (call $emit (i32.const 1024)) (return (i32.const 0))))
+    (call $exit (i32.const 3)) (i32.const 0)))

@@ -1,0 +1,76 @@
+package e2e
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"apconnect/host/toolcatalog"
+	"apconnect/test/catalogcheck"
+)
+
+// catalog describes the catalog the binary serves (the same schemas,
+// compiled into it) to package catalogcheck.
+func catalog() catalogcheck.Catalog {
+	return catalogcheck.Catalog{
+		Names: toolcatalog.Names(),
+		Inputs: func(n string) []string {
+			i, _ := toolcatalog.Info(n)
+			return i.Inputs
+		},
+		Required: func(n string) []string {
+			i, _ := toolcatalog.Info(n)
+			return i.Required
+		},
+		Validate: func(n string, data []byte) error {
+			s, ok := toolcatalog.OutputSchema(n)
+			if !ok {
+				return nil
+			}
+			return s.ValidateJSON(data)
+		},
+	}
+}
+
+// stdioEnv starts a hub and four `apconnect mcp` processes, one per agent,
+// all with the hub as their only host.
+func stdioEnv(t *testing.T) catalogcheck.Env {
+	h := startHub(t)
+	home := newHome(t, h, "alice", "bob", "carol", "dave")
+	agent := func(name string) *catalogcheck.Agent {
+		return &catalogcheck.Agent{Name: name, Session: startMCP(t, home, name, procOptions{}).cs}
+	}
+	return catalogcheck.Env{Host: h.Origin(), Alice: agent("alice"), Bob: agent("bob"), Carol: agent("carol"), Dave: agent("dave"),
+		Catalog: catalog()}
+}
+
+// Each of the 33 tools works end to end over stdio against the local hub:
+// called with {}, with only its required inputs and with every input of
+// both catalogs, its results match both catalogs' output schemas.
+func TestEveryToolOverStdio(t *testing.T) {
+	if n := len(toolcatalog.Names()); n != 33 {
+		t.Fatalf("the catalog has %d tools, want 33", n)
+	}
+	env := stdioEnv(t)
+	listed, err := env.Alice.Session.ListTools(bg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var standard []string
+	for _, tool := range listed.Tools {
+		if strings.HasPrefix(tool.Name, catalogcheck.Prefix) {
+			standard = append(standard, tool.Name)
+		}
+	}
+	slices.Sort(standard)
+	if !slices.Equal(standard, toolcatalog.Names()) {
+		t.Fatalf("tools/list shows %d standard tools: %v", len(standard), standard)
+	}
+	catalogcheck.RunEveryTool(t, env)
+}
+
+// A client that knows only the 0.12.6 catalog runs the seed's interaction
+// loop over stdio, with its own tool names and inputs.
+func TestSDKClientLoopOverStdio(t *testing.T) {
+	catalogcheck.RunSDKLoop(t, stdioEnv(t))
+}

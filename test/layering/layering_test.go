@@ -1,0 +1,175 @@
+// Package layering holds the test that keeps apconnect's package layering
+// (docs/ARCHITECTURE.md): which package may import which.
+package layering
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "apconnect/"
+
+// layers lists the packages of each layer, lowest first; a package matches
+// the longest prefix listed (a trailing "/" covers a subtree). A package
+// may import packages of lower layers only, except where within lets it
+// import a sibling of its own layer.
+var layers = [][]string{
+	// 0: data and small leaf helpers.
+	{"schemas", "schemas/", "host/internal/", "host/text", "host/schemaerr", "host/termsafe", "host/hub/tlsca", "host/plugin/internal/wasmguard",
+		"host/plugin/internal/gobuild", "host/plugin/internal/guestbuild"},
+	// 1: Agent Identity.
+	{"host/identity"},
+	// 2: keys, operator configuration, the ADP rules.
+	{"host/keystore", "host/config", "host/adp"},
+	// 3: the HTTPS client, local state, materialized rooms, the tool catalog.
+	{"host/client", "host/store", "host/room", "host/room/", "host/toolcatalog"},
+	// 4: the plugin runtime and its test harness.
+	{"host/plugin", "host/plugin/plugintest", "host/plugin/internal/precompile"},
+	// 5: loading the configured plugins.
+	{"host/pluginhost"},
+	// 6: the engine and, beside it and never importing it, the local hub.
+	{"host/connector", "host/hub", "host/hub/"},
+	// 7: the MCP surface.
+	{"host/mcpserver", "host/mcpserver/"},
+	// 8: the binary, tests, examples and the first-party plugin tests.
+	{"cmd/", "test/", "examples/", "plugins"},
+}
+
+// within lists the imports allowed inside one layer: importer → imported.
+var within = map[string][]string{
+	"host/schemaerr": {"host/text"},
+	// The hub's own order: hubdb < hubhttp < discourse, profile < hub < hubtest.
+	"host/hub/hubhttp":                {"host/hub/hubdb"},
+	"host/hub/discourse":              {"host/hub/hubdb", "host/hub/hubhttp"},
+	"host/hub/profile":                {"host/hub/hubdb", "host/hub/hubhttp"},
+	"host/hub":                        {"host/hub/hubdb", "host/hub/hubhttp", "host/hub/discourse", "host/hub/profile"},
+	"host/hub/hubtest":                {"host/hub"},
+	"host/mcpserver/internal/gendocs": {"host/mcpserver"},
+	"host/plugin/plugintest":          {"host/plugin"},
+	"host/plugin/internal/precompile": {"host/plugin"},
+	"examples/demo":                   {"examples/demo/scenario"},
+}
+
+// testPeers are what any test may use, whatever its layer: the real peers
+// and harnesses the tests run against (a client test talks to a real hub;
+// a plugin tool is tested under the real runtime).
+var testPeers = []string{"host/hub", "host/hub/hubtest", "host/plugin/plugintest", "host/room/roomtest", "test/catalogcheck"}
+
+// denied are imports the layer order allows but the design forbids.
+var denied = map[string][]string{
+	// The MCP surface reads state through the engine, never around it.
+	"host/mcpserver": {"host/store", "host/config", "host/client", "host/room", "host/adp"},
+	// The binary uses the hub's API, not its internals.
+	"cmd/apconnect": {"host/hub/discourse", "host/hub/hubdb", "host/hub/hubhttp", "host/hub/profile"},
+}
+
+type pkg struct {
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+}
+
+// listPackages runs go list over the module.
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", "apconnect/...")
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(&out)
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found %d packages", len(pkgs))
+	}
+	return pkgs
+}
+
+// layerOf returns a package's layer and the entry that matched (-1: none).
+func layerOf(path string) (int, string) {
+	best, bestLen, entry := -1, -1, ""
+	for i, l := range layers {
+		for _, e := range l {
+			match := path == e || (strings.HasSuffix(e, "/") && strings.HasPrefix(path, e))
+			if match && len(e) > bestLen {
+				best, bestLen, entry = i, len(e), e
+			}
+		}
+	}
+	return best, entry
+}
+
+func TestLayering(t *testing.T) {
+	for _, p := range listPackages(t) {
+		from := strings.TrimPrefix(p.ImportPath, module)
+		lf, _ := layerOf(from)
+		if lf < 0 {
+			t.Errorf("%s is in no layer: add it to the layering test and docs/ARCHITECTURE.md", from)
+			continue
+		}
+		check := func(imports []string, test bool) {
+			for _, imp := range imports {
+				if !strings.HasPrefix(imp, module) {
+					continue
+				}
+				to := strings.TrimPrefix(imp, module)
+				lt, _ := layerOf(to)
+				switch {
+				case lt < 0:
+					t.Errorf("%s imports %s, which is in no layer", from, to)
+				case slices.Contains(denied[from], to) && !test:
+					t.Errorf("%s must not import %s", from, to)
+				case test:
+					// Tests may use anything below them or beside them, and
+					// the test peers; never what is built on them.
+					if lt > lf && !slices.Contains(testPeers, to) {
+						t.Errorf("a test of %s (layer %d) imports %s (layer %d): a back-arrow", from, lf, to, lt)
+					}
+				case lt == lf:
+					if !slices.Contains(within[from], to) {
+						t.Errorf("%s imports %s of its own layer (%d): not allowed", from, to, lf)
+					}
+				case lt > lf:
+					t.Errorf("%s (layer %d) imports %s (layer %d): a back-arrow", from, lf, to, lt)
+				}
+			}
+		}
+		check(p.Imports, false)
+		check(append(slices.Clone(p.TestImports), p.XTestImports...), true)
+	}
+}
+
+// TestLayersNameRealPackages keeps the table honest: every entry matches a
+// package of the module.
+func TestLayersNameRealPackages(t *testing.T) {
+	var paths []string
+	for _, p := range listPackages(t) {
+		paths = append(paths, strings.TrimPrefix(p.ImportPath, module))
+	}
+	for _, l := range layers {
+		for _, e := range l {
+			if !slices.ContainsFunc(paths, func(p string) bool {
+				return p == e || (strings.HasSuffix(e, "/") && strings.HasPrefix(p, e))
+			}) {
+				t.Errorf("layer entry %q matches no package", e)
+			}
+		}
+	}
+}
