@@ -21,6 +21,7 @@ func DecodeTimelineItem(data []byte, it *TimelineItem) error {
 	d.data = data
 	var fast TimelineItem
 	if d.object(&fast) && d.end() {
+		fast.fillTimes()
 		*it = fast
 		return nil
 	}
@@ -128,6 +129,8 @@ func (d *itemDecoder) member(it *TimelineItem, name []byte) bool {
 		return null || d.int(&it.CreatedAt)
 	case "received_at":
 		return null || d.int(&it.ReceivedAt)
+	case "accepted_at":
+		return null || d.int(&it.AcceptedAt)
 	case "redacted":
 		switch {
 		case null:

@@ -43,7 +43,7 @@ func TestDecodeTimelineItemMatchesUnmarshal(t *testing.T) {
 		`{"mentions":["a",null]}`, `{"mentions":[]}`, `{"references":["x","y"]}`, `{"content":"text"}`, `{"content":12}`,
 		`{"payload":{"a":[1,2,{"b":"}"}]},"kind":"k"}`, `{"payload":[1,2}`, `{"redacted":false}`, `{"redacted":1}`,
 		`{"extra":{"a":1},"extra":{"b":2}}`, `{"unknown":1}`, `{"seq":1} x`, `{"seq":1`, `[]`, `null`, ``,
-		`{"received_at":9007199254740993}`, `{"seq":-5,"created_at":123}`,
+		`{"received_at":9007199254740993}`, `{"accepted_at":42}`, `{"received_at":1,"accepted_at":2}`, `{"seq":-5,"created_at":123}`,
 	)
 	for i, in := range inputs {
 		var want, got room.TimelineItem
