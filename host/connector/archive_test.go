@@ -15,6 +15,7 @@ import (
 // and reports it; a tampered archive fails verification and the kept one
 // stays as it was.
 func TestRoomArchiveVerifiesAndKeeps(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	roomID, _ := pollRoom(t, alice, h)

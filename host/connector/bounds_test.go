@@ -152,6 +152,7 @@ func (e *endlessHost) agentFor(t *testing.T, o connector.Options) *connector.Con
 // what it verified and catching_up, and goes on in the background until the
 // connector closes.
 func TestEndlessHistoryIsBoundedPerCall(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		opts connector.Options
@@ -221,6 +222,7 @@ func (g *gate) hold() {
 // service has its own submission lock. And a write waiting for a room's lock
 // gives up when its context ends.
 func TestSlowHostDoesNotStallOtherWrites(t *testing.T) {
+	t.Parallel()
 	slowHub, fastHub := startHub(t), startHub(t)
 	alice := newAgent(t, slowHub, 0xA1, "")
 	slowRoom := createRoom(t, alice, slowHub, "public", nil)
@@ -298,6 +300,7 @@ func TestSlowHostDoesNotStallOtherWrites(t *testing.T) {
 // (not left leased for a minute): the bookkeeping write runs detached from
 // the cancelled context.
 func TestCancelledSubmissionReleasesItsOutboxEntry(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	p := newProxy(t, h)
 	alice := newAgent(t, h, 0xA1, "", withHTTP(p.client))

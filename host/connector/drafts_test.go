@@ -79,6 +79,7 @@ func heldMessage(t *testing.T, bob *agent, roomID, text string) *connector.Write
 // A held draft from a real race (the host refuses the stale head, the
 // connector syncs and holds), then each of the four actions.
 func TestHeldDraftActions(t *testing.T) {
+	t.Parallel()
 	h, alice, bob, roomID := pair(t)
 
 	// revise
@@ -149,6 +150,7 @@ func TestHeldDraftActions(t *testing.T) {
 // reject and send_anyway as on_head_mismatch of the write itself; a stale
 // explicit base is held locally without signing (no nonce used).
 func TestHeadMismatchPolicies(t *testing.T) {
+	t.Parallel()
 	h, alice, bob, roomID := pair(t)
 	race(t, alice, bob, roomID, 1)
 	res := must[*connector.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess,
@@ -201,6 +203,7 @@ func (a *agent) firstHash(t *testing.T, roomID string) string {
 // Signal writes (reactions, membership events) are never held, whatever
 // on_head_mismatch says; contract writes are checked like messages.
 func TestSignalWritesNeverHeld(t *testing.T) {
+	t.Parallel()
 	_, alice, bob, roomID := pair(t)
 	race(t, alice, bob, roomID, 2)
 	target := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice.RoomTimeline(ctx, alice.sess, connector.RoomTimelineInput{RoomID: roomID, Refresh: true}))
@@ -252,6 +255,7 @@ func TestSignalWritesNeverHeld(t *testing.T) {
 // never move the head, so a message sent while others were posted is simply
 // sent on the presented head, and consecutive own messages share it.
 func TestConcurrentMessagesAreSent(t *testing.T) {
+	t.Parallel()
 	_, alice, bob, roomID := pair(t)
 	st := must[*connector.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, connector.RoomStateInput{RoomID: roomID, Refresh: true}))
 	head := st.Sync.HeadSeq
@@ -289,6 +293,7 @@ func TestConcurrentMessagesAreSent(t *testing.T) {
 // A write of a type defined since the agent's last sync (the room is not
 // followed live) syncs once before it is refused as type_not_defined.
 func TestWriteOfANewlyDefinedType(t *testing.T) {
+	t.Parallel()
 	_, alice, bob, roomID := pair(t)
 	must[*connector.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, connector.RoomStateInput{RoomID: roomID, Refresh: true}))
 	must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess, connector.RoomSubmitEventInput{
@@ -307,6 +312,7 @@ func TestWriteOfANewlyDefinedType(t *testing.T) {
 // that does not follow the room live would otherwise answer from an old
 // copy).
 func TestRoomOpenOfAKnownRoomSyncs(t *testing.T) {
+	t.Parallel()
 	h, alice, bob, roomID := pair(t)
 	first := must[*connector.RoomOpenResult](t, "agent_protocols_room_open")(bob.RoomOpen(ctx, bob.sess, connector.RoomOpenInput{Host: h.Origin(), RoomID: roomID}))
 	sent := must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "news"}))

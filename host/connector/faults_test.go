@@ -40,6 +40,7 @@ func hubEvents(t testing.TB, h *hubtest.Hub, roomID string) []map[string]any {
 // SSE cut mid-stream, then refused for a while: after recovery the local
 // history has no gap.
 func TestLiveStreamCutRecoversGap(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	p := newProxy(t, h)
@@ -82,6 +83,7 @@ func TestLiveStreamCutRecoversGap(t *testing.T) {
 // outbox with its nonce; the restarted connector resubmits it once (an
 // exact resubmission) and it is recorded once.
 func TestCrashBetweenSigningAndResponse(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	p := newProxy(t, h)
 	home := t.TempDir()
@@ -148,6 +150,7 @@ func TestCrashBetweenSigningAndResponse(t *testing.T) {
 // Restart: nonce monotonic, held drafts, inbox leases, read cursors and
 // presented heads (per session) come back.
 func TestRestartRestoresState(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	home := t.TempDir()
 	alice := newAgent(t, h, 0xA1, home)
@@ -217,6 +220,7 @@ func TestRestartRestoresState(t *testing.T) {
 // Two connector processes on one home and Agent ID (separate databases
 // handles) writing at once: no nonce is used twice, every write lands.
 func TestTwoProcessesOneHome(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	home := t.TempDir()
 	a1 := newAgent(t, h, 0xA1, home)
@@ -291,6 +295,7 @@ func TestTwoProcessesOneHome(t *testing.T) {
 // A room whose head moves faster than the agent (a room.update before each
 // of its submissions): send_anyway re-signs at most three times, then holds.
 func TestSendAnywayCapInFastRoom(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	p := newProxy(t, h)
@@ -321,6 +326,7 @@ func TestSendAnywayCapInFastRoom(t *testing.T) {
 // resolved from the room history: found there, it is done (recorded once);
 // never accepted, it failed.
 func TestOutboxResolvedFromHistory(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	p := newProxy(t, h)
 	alice := newAgent(t, h, 0xA1, "", withHTTP(p.client))
@@ -364,6 +370,7 @@ func TestOutboxResolvedFromHistory(t *testing.T) {
 // A private room's invitee joins directly from the room resource (it cannot
 // read the history before it is a member); others must ask.
 func TestInviteeJoinsPrivateRoomDirectly(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	bob := newAgent(t, h, 0xB0, "")

@@ -11,6 +11,7 @@ import (
 // (never submitted twice), the reviewer's inbox item, an approval with
 // another role than requested, the role mismatch and the completion.
 func TestJoinApprovalAcrossAgents(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	bob := newAgent(t, h, 0xB0, "")
@@ -84,6 +85,7 @@ func TestJoinApprovalAcrossAgents(t *testing.T) {
 
 // Removal and ban, as the moderator and the removed agents see them.
 func TestRemovalAndBanInMemberViews(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	bob := newAgent(t, h, 0xB0, "")
@@ -137,6 +139,7 @@ func TestRemovalAndBanInMemberViews(t *testing.T) {
 // was waiting for membership (the room was opened with subscribe) starts its
 // live stream at once instead of after the slow poll interval.
 func TestApprovalArrivesWithoutAsking(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	slowPoll := func(o *connector.Options) { o.PollInterval = time.Minute; o.JoinPollInterval = 100 * time.Millisecond }

@@ -11,6 +11,7 @@ import (
 // hub: wake up on the inbox, read unread records, announce work, write
 // against what was seen, acknowledge, clear the status.
 func TestInteractionLoopTwoAgents(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	bob := newAgent(t, h, 0xB0, "")

@@ -14,6 +14,7 @@ import (
 
 // A room id known on two hosts needs a host; an unknown host is refused.
 func TestRoomResolution(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	roomID := createRoom(t, alice, h, "public", nil)
@@ -48,6 +49,7 @@ func TestRoomResolution(t *testing.T) {
 // Local write backpressure mirrors the host quota: rate_limited with
 // retry_after_ms, before anything is signed.
 func TestWriteBackpressure(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "", func(o *connector.Options) { o.WriteLimits = &adp.Limits{MessageRate: 2} })
 	roomID := createRoom(t, alice, h, "public", nil)
@@ -69,6 +71,7 @@ func TestWriteBackpressure(t *testing.T) {
 // inbox_next long-polls until a live record arrives; defer, dismiss and
 // the read cursor.
 func TestInboxLongPollAndLifecycle(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	bob := newAgent(t, h, 0xB0, "")
@@ -137,6 +140,7 @@ func TestInboxLongPollAndLifecycle(t *testing.T) {
 // the signed history and pinned to the greatest nonce: a rollback is
 // refused.
 func TestProfilesPinnedAndUpdateEnforced(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	var offset atomic.Int64
 	p := newProxy(t, h)
@@ -193,6 +197,7 @@ func TestProfilesPinnedAndUpdateEnforced(t *testing.T) {
 
 // draft_drop discards without sending.
 func TestDraftDrop(t *testing.T) {
+	t.Parallel()
 	h, alice, bob, roomID := pair(t)
 	_ = h
 	race(t, alice, bob, roomID, 1)

@@ -87,6 +87,7 @@ func (fakeTools) CallTool(_ context.Context, name string, _ json.RawMessage, tc 
 }
 
 func TestPluginExtensionPoints(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	validator := &fakeValidator{}
@@ -208,6 +209,7 @@ func (v *scopedValidator) last() plugin.RoomContext {
 // verified store: the newest of its types and the referenced ones, in seq
 // order, and records_truncated unless the store holds the room from seq 1.
 func TestValidatorRecordScope(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	av, bv := &scopedValidator{}, &scopedValidator{}
 	alice := newAgent(t, h, 0xA1, "", func(o *connector.Options) { o.Validators = []plugin.Validator{av} })
@@ -294,6 +296,7 @@ func (voteTool) CallTool(_ context.Context, _ string, args json.RawMessage, _ *p
 // holding propose grants: the granted proposal is signed and sent, the
 // others are refused with a code and nothing is signed for them.
 func TestGoProviderProposals(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "", func(o *connector.Options) { o.Tools = []plugin.ToolProvider{voteTool{}} })
 	roomID := createRoom(t, alice, h, "public", func(in *connector.RoomCreateInput) {

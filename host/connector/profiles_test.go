@@ -42,6 +42,7 @@ func profileNames(r *connector.ProfilesGetResult) []string {
 // verified, the older one another service still serves is refused with
 // stale_profile, and the pin stays, also after a restart.
 func TestProfilesGetPinsAcrossServicesAndRestarts(t *testing.T) {
+	t.Parallel()
 	h1, h2 := startHub(t), startHub(t)
 	alice := newAgent(t, h1, 0xA1, "", withSecondHost(h2))
 	bob := newAgent(t, h1, 0xB2, "", withSecondHost(h2))
@@ -92,6 +93,7 @@ func TestProfilesGetPinsAcrossServicesAndRestarts(t *testing.T) {
 // profiles_get batches: one POST for every Agent ID, verified envelopes
 // only for those whose pin is not current, unknown IDs in missing.
 func TestProfilesGetBatches(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	p := newProxy(t, h)
 	var mu sync.Mutex
@@ -151,6 +153,7 @@ func TestProfilesGetBatches(t *testing.T) {
 // Every envelope of a profile history page is verified: a flipped
 // signature byte fails the call.
 func TestProfileHistoryVerifiesEveryEnvelope(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	publish(t, alice, h.Origin(), "v1")

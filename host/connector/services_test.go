@@ -14,6 +14,7 @@ import (
 // schema_get's schemas stand alone: each compiles by itself and judges
 // payloads as the host does.
 func TestSchemaGetSchemasStandAlone(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	roomID, _ := pollRoom(t, alice, h)

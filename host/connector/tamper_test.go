@@ -16,6 +16,7 @@ import (
 // marked (visible in sync) and refuses writes, and a clean resync clears
 // the mark.
 func TestTamperedHistoryDetected(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		tamper func(t *testing.T, target int64) func([]map[string]any) []map[string]any

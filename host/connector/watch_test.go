@@ -34,6 +34,7 @@ func customItems(t *testing.T, a *agent) []connector.InboxItem {
 // history is polled) and each new record of it by another agent becomes a
 // room.event.custom item; the watch survives a restart; [] removes it.
 func TestRoomWatchFollowsWithoutJoining(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	bob := newAgent(t, h, 0xB2, "")
@@ -111,6 +112,7 @@ func TestRoomWatchFollowsWithoutJoining(t *testing.T) {
 // genesis and stores nothing: a tampered record fails the call, the local
 // state and read cursor stay as they were.
 func TestRemoteTimelineVerifies(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	roomID, _ := pollRoom(t, alice, h)
@@ -153,6 +155,7 @@ func TestRemoteTimelineVerifies(t *testing.T) {
 // the host's directory, mine the host's rooms of the agent; the filters of
 // one scope are refused in another.
 func TestRoomsListScopes(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	bob := newAgent(t, h, 0xB2, "")

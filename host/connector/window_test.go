@@ -13,6 +13,7 @@ import (
 // when the catch-up ends early at a record failing verification, the
 // window below that record.
 func TestCatchUpKeepsTheWindow(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	roomID := createRoom(t, alice, h, "public", nil)
