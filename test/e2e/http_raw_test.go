@@ -169,6 +169,7 @@ func hdr26(method, name string) map[string]string {
 }
 
 func TestServeRawJSONRPC(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	home := newHome(t, h, "alice")
 	s := startServe(t, home, "alice", "")
@@ -241,6 +242,7 @@ func TestServeRawJSONRPC(t *testing.T) {
 // A 2025-11-25 session over HTTP: a cancelled call is not answered, and
 // the session goes on.
 func TestServeCancellation(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	home := newHome(t, h, "alice")
 	s := startServe(t, home, "alice", "")
@@ -280,6 +282,7 @@ func TestServeCancellation(t *testing.T) {
 // Many idle unauthenticated connections — more than the process has file
 // descriptors — cannot lock the token holder out of `apconnect serve`.
 func TestServeIdleConnectionsCannotLockOut(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	home := newHome(t, h, "alice")
 	s := startServe(t, home, "alice", "ulimit -n 256")

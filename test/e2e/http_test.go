@@ -28,6 +28,7 @@ var serveURL = regexp.MustCompile(`listening on (http://(\S+)/mcp)`)
 // `apconnect serve` as a process: loopback only, token required, Origin and
 // Host checked, MCP over Streamable HTTP with the token.
 func TestServeProcess(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	home := newHome(t, h, "alice", "bob")
 	for _, addr := range []string{"0.0.0.0:8765", "10.0.0.1:8765", "localhost:8765"} {

@@ -36,6 +36,7 @@ func langPlugin(t *testing.T, name string, build func(testing.TB, string) string
 // before anything is signed, both watchers waking the greeted agent, their
 // tools, and the Rust reactions validator and tool in place of the Go one.
 func TestRustAndCPluginsThroughMCP(t *testing.T) {
+	t.Parallel()
 	rust := langPlugin(t, "hello_rust", plugintest.BuildRust, "../../examples/plugins/hello_rust")
 	c := langPlugin(t, "hello_c", plugintest.BuildC, "../../examples/plugins/hello_c")
 	reactions := langPlugin(t, "reactions_rust", plugintest.BuildRust, "../../plugins/reactions_rust")

@@ -84,8 +84,22 @@ func buildPlugins(t *testing.T, names ...string) map[string]string {
 					if err != nil {
 						t.Fatal(err)
 					}
+					// Parallel tests may build the same plugin at once
+					// (gobuild compiles it once): the rename keeps a
+					// reader from seeing a half-written file.
 					path := filepath.Join(builtIn, n+".wasm")
-					if err := os.WriteFile(path, data, 0o600); err != nil {
+					tmp, err := os.CreateTemp(builtIn, n+".wasm.*")
+					if err != nil {
+						t.Fatal(err)
+					}
+					_, err = tmp.Write(data)
+					if cerr := tmp.Close(); err == nil {
+						err = cerr
+					}
+					if err == nil {
+						err = os.Rename(tmp.Name(), path)
+					}
+					if err != nil {
 						t.Fatal(err)
 					}
 					builtMu.Lock()
@@ -276,6 +290,7 @@ func pluginState(t *testing.T, a *inproc, name string) map[string]any {
 // proposing tool whose vote goes through the write path (and through the
 // deliberation validator), and the tools reading the room.
 func TestPluginsThroughMCP(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	names := append(slices.Clone(firstParty), "standup", "voter")
 	plugins := entries(t, names...)
@@ -439,6 +454,7 @@ func TestPluginsThroughMCP(t *testing.T) {
 // plugins work, its failing watcher is skipped and reported, and a plugin
 // whose digest does not match the config is reported as failed.
 func TestPluginFailuresThroughMCP(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	plugins := entries(t, "deliberation", "full", "reactions")
 	plugins[2].SHA256 = strings.Repeat("0", 64) // not the file: refused at load
@@ -550,6 +566,7 @@ func warmPluginCache(t *testing.T, dir string, wasm ...string) {
 // plugin's tool and validator and reports the refused one, without
 // stopping.
 func TestPluginsMCPProcess(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	paths := buildPlugins(t, "deliberation", "reactions")
 	delib := pluginEntry(t, "deliberation", paths["deliberation"])

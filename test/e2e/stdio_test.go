@@ -22,6 +22,7 @@ import (
 // bob's process stopped in the middle — alice mentions him while it is down
 // — and started again; then the archive is verified by the binary.
 func TestDemoScenarioWithRestart(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"", "2025-11-25"} {
 		name := version
 		if name == "" {
@@ -151,6 +152,7 @@ func createRoom(t testing.TB, p *proc, host, visibility string, policy map[strin
 // mismatch and the completion; and the draft paths: send_anyway on a write,
 // and draft_commit send_as_is, send_anyway, stay_silent, plus draft_drop.
 func TestJoinAndDraftPaths(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	home := newHome(t, h, "alice", "bob")
 	alice := startMCP(t, home, "alice", procOptions{})
@@ -243,6 +245,7 @@ func TestJoinAndDraftPaths(t *testing.T) {
 
 // Resource subscriptions and progress notifications over stdio.
 func TestNotificationsOverStdio(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	home := newHome(t, h, "alice", "bob")
 	alice := startMCP(t, home, "alice", procOptions{})
@@ -310,6 +313,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 // SIGINT with exit status 0, and a broken setup fails with status 1 and a
 // message on stderr, nothing on stdout.
 func TestMCPProcessLifecycle(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	home := newHome(t, h, "alice")
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {

@@ -48,6 +48,7 @@ func stdioEnv(t *testing.T) catalogcheck.Env {
 // called with {}, with only its required inputs and with every input of
 // both catalogs, its results match both catalogs' output schemas.
 func TestEveryToolOverStdio(t *testing.T) {
+	t.Parallel()
 	if n := len(toolcatalog.Names()); n != 33 {
 		t.Fatalf("the catalog has %d tools, want 33", n)
 	}
@@ -72,5 +73,6 @@ func TestEveryToolOverStdio(t *testing.T) {
 // A client that knows only the 0.12.6 catalog runs the seed's interaction
 // loop over stdio, with its own tool names and inputs.
 func TestSDKClientLoopOverStdio(t *testing.T) {
+	t.Parallel()
 	catalogcheck.RunSDKLoop(t, stdioEnv(t))
 }

@@ -122,6 +122,7 @@ func (p *rawProc) expectResult(what string, id any) map[string]any {
 const rawInit = `{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
 
 func TestStdioMalformedInput(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	home := newHome(t, h, "alice")
 	p := startRaw(t, home, "alice")
@@ -199,6 +200,7 @@ func TestStdioMalformedInput(t *testing.T) {
 // A call in flight survives a malformed line, and a cancelled call gets no
 // answer (MCP: the receiver SHOULD NOT respond to a cancelled request).
 func TestStdioCancellation(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	home := newHome(t, h, "alice")
 	p := startRaw(t, home, "alice")
@@ -240,6 +242,7 @@ func TestStdioCancellation(t *testing.T) {
 // pre-2026 version with -32022 and the supported list, and a request at
 // 2026-07-28 is served without initialize.
 func TestStdioDiscover(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	home := newHome(t, h, "alice")
 	p := startRaw(t, home, "alice")
