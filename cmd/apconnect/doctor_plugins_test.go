@@ -17,6 +17,7 @@ import (
 // is a FAIL with the reason, a disabled entry is skipped, and run-time
 // failures a running apconnect reported are warnings.
 func TestDoctorPlugins(t *testing.T) {
+	t.Parallel()
 	home := filepath.Join(t.TempDir(), "home")
 	if code, _, errOut := runCLI(t, "init", "--home", home, "--unencrypted-key"); code != 0 {
 		t.Fatalf("init: %s", errOut)

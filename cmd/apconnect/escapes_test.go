@@ -33,6 +33,7 @@ func rawControl(s string) bool {
 }
 
 func TestTerminalEscapesInPluginInspect(t *testing.T) {
+	t.Parallel()
 	wasm := plugintest.BuildWat(t, escapesWat)
 	code, out, errOut := runCLI(t, "plugin", "inspect", "--no-cache", wasm)
 	if code != 0 {
@@ -79,6 +80,7 @@ func TestTerminalEscapesInPluginInspect(t *testing.T) {
 }
 
 func TestTerminalEscapesInDoctor(t *testing.T) {
+	t.Parallel()
 	home := filepath.Join(t.TempDir(), "home")
 	if code, _, errOut := runCLI(t, "init", "--home", home, "--unencrypted-key"); code != 0 {
 		t.Fatalf("init: %s", errOut)

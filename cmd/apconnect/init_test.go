@@ -14,6 +14,7 @@ import (
 )
 
 func TestInitIDDoctor(t *testing.T) {
+	t.Parallel()
 	home := filepath.Join(t.TempDir(), "home")
 	code, out, errOut := runCLI(t, "init", "--home", home, "--unencrypted-key")
 	if code != 0 {
@@ -48,6 +49,7 @@ func TestInitIDDoctor(t *testing.T) {
 	}
 }
 
+// Serial: the passphrase comes from the process environment (t.Setenv).
 func TestInitEncryptedAndDoctorDecrypts(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("APCONNECT_PASSPHRASE", "correct horse")
@@ -66,6 +68,7 @@ func TestInitEncryptedAndDoctorDecrypts(t *testing.T) {
 }
 
 func TestInitImportSeed(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	seedFile := filepath.Join(t.TempDir(), "seed")
 	os.WriteFile(seedFile, []byte("0707070707070707070707070707070707070707070707070707070707070707\n"), 0o600)
@@ -80,6 +83,7 @@ func TestInitImportSeed(t *testing.T) {
 }
 
 func TestDoctorFailsOnLooseKeyMode(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	if code, _, errOut := runCLI(t, "init", "--home", home, "--unencrypted-key"); code != 0 {
 		t.Fatal(errOut)
@@ -95,6 +99,7 @@ func TestDoctorFailsOnLooseKeyMode(t *testing.T) {
 // a ca_file: one serving a valid discovery document, one pointing an endpoint
 // at another origin.
 func TestDoctorChecksHosts(t *testing.T) {
+	t.Parallel()
 	var good, bad *httptest.Server
 	good = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(map[string]any{"protocol": "agent-discourse/1.0", "service": good.URL,

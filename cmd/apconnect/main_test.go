@@ -18,6 +18,7 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 }
 
 func TestEveryCommandHasHelpWithExample(t *testing.T) {
+	t.Parallel()
 	if len(commands) == 0 {
 		t.Fatal("no commands registered")
 	}
@@ -33,6 +34,7 @@ func TestEveryCommandHasHelpWithExample(t *testing.T) {
 }
 
 func TestUnknownCommandAndFlag(t *testing.T) {
+	t.Parallel()
 	if code, _, errOut := runCLI(t, "frobnicate"); code != 2 || !strings.Contains(errOut, "unknown command") {
 		t.Fatalf("code %d, stderr %q", code, errOut)
 	}
@@ -42,6 +44,7 @@ func TestUnknownCommandAndFlag(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	code, out, _ := runCLI(t, "version")
 	if code != 0 || !strings.Contains(out, "agent-discourse/1.0") {
 		t.Fatalf("code %d, out %q", code, out)

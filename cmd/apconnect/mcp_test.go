@@ -66,6 +66,7 @@ func startCommand(t *testing.T, ctx context.Context, stdin io.Reader, stdout io.
 }
 
 func TestMCPCommandOverStdio(t *testing.T) {
+	t.Parallel()
 	h, home := twoAgentHome(t)
 	for _, agent := range []string{"alice", "bob"} {
 		inR, inW := io.Pipe()
@@ -113,6 +114,7 @@ func TestMCPCommandOverStdio(t *testing.T) {
 }
 
 func TestMCPCommandStopsOnSignal(t *testing.T) {
+	t.Parallel()
 	_, home := twoAgentHome(t)
 	inR, inW := io.Pipe()
 	defer inW.Close()
@@ -141,6 +143,7 @@ func TestMCPCommandStopsOnSignal(t *testing.T) {
 }
 
 func TestCallCommand(t *testing.T) {
+	t.Parallel()
 	h, home := twoAgentHome(t)
 	code, out, errOut := runCLI(t, "call", "--home", home, "--list")
 	if code != 0 || strings.Count(out, "\nagent_protocols_") != 33 || !strings.Contains(out, "signed write") {
@@ -200,6 +203,7 @@ func runCLIStdin(t *testing.T, stdin string, args ...string) (int, string, strin
 var listeningRE = regexp.MustCompile(`listening on (http://\S+/mcp)`)
 
 func TestServeCommand(t *testing.T) {
+	t.Parallel()
 	_, home := twoAgentHome(t)
 	for _, bad := range []string{"0.0.0.0:8765", "192.168.1.20:8765", "localhost:8765", "[::]:8765"} {
 		if code, _, errOut := runCLI(t, "serve", "--home", home, "--listen", bad); code != 2 || !strings.Contains(errOut, "127.0.0.1 or ::1") {

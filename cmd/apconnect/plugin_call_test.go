@@ -30,6 +30,7 @@ func callCache(t *testing.T) string {
 // TestPluginCallHello runs every operation of the three hello plugins (Go,
 // Rust, C) from the shell: the same envelopes, the same answers.
 func TestPluginCallHello(t *testing.T) {
+	t.Parallel()
 	builds := []struct {
 		name  string
 		build func(testing.TB, string) string
@@ -128,6 +129,7 @@ func TestPluginCallHello(t *testing.T) {
 // TestPluginCallLimits: plugin call runs under the server's limits, here
 // a 1 MiB memory cap, below the Rust plugin's 1 MiB stack and its data.
 func TestPluginCallLimits(t *testing.T) {
+	t.Parallel()
 	wasm := plugintest.BuildRust(t, "../../examples/plugins/hello_rust")
 	code, out, _ := runCLIStdin(t, "", "plugin", "call", "--no-cache", "--memory-mib", "1", wasm, "describe")
 	if code != 1 || !strings.Contains(out, `"code": "plugin_invalid_module"`) || !strings.Contains(out, "over limit of 16 pages") {
@@ -169,6 +171,7 @@ var commandModule = []byte{
 // TestPluginCommandModule: refusing a command module names the fix for
 // every language, and the error code appears once.
 func TestPluginCommandModule(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "command.wasm")
 	if err := os.WriteFile(path, commandModule, 0o600); err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ func runCLIEnv(t *testing.T, vars map[string]string, args ...string) (int, strin
 }
 
 func TestPluginInspect(t *testing.T) {
+	t.Parallel()
 	wasm := plugintest.Build(t, "../../examples/plugins/hello")
 	data, err := os.ReadFile(wasm)
 	if err != nil {
@@ -106,6 +107,7 @@ func TestPluginInspect(t *testing.T) {
 }
 
 func TestPluginInspectErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	junk := filepath.Join(dir, "junk.wasm")
 	if err := os.WriteFile(junk, []byte("not a module"), 0o600); err != nil {

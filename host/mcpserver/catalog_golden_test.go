@@ -37,6 +37,7 @@ func marshalTool(t *testing.T, name string) []byte {
 //
 //	UPDATE_GOLDEN=1 go test ./host/mcpserver -run TestCatalogGolden
 func TestCatalogGolden(t *testing.T) {
+	t.Parallel()
 	update := os.Getenv("UPDATE_GOLDEN") == "1"
 	if update {
 		if err := os.RemoveAll(goldenDir); err != nil {
@@ -83,6 +84,7 @@ func TestCatalogGolden(t *testing.T) {
 // The snapshots are exactly the catalog: one valid file per tool, no
 // leftovers of removed tools.
 func TestGoldenIsTheCatalog(t *testing.T) {
+	t.Parallel()
 	entries, err := os.ReadDir(goldenDir)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 // Served schemas must be self-contained, reference-free and free of
 // maintainer comments.
 func TestServedSchemasSelfContained(t *testing.T) {
+	t.Parallel()
 	for _, tool := range Catalog() {
 		for _, raw := range []json.RawMessage{tool.InputSchema.(json.RawMessage), tool.OutputSchema.(json.RawMessage)} {
 			for _, kw := range []string{`"$ref"`, `"$defs"`, `"$comment"`, `"$schema"`, `"$id"`, "defs.json"} {
@@ -33,6 +34,7 @@ func TestServedSchemasSelfContained(t *testing.T) {
 // validator that is given defs.json must agree with the bundled schemas the
 // catalog serves on every example of the tests.
 func TestRawFilesAgreeWithBundledSchemas(t *testing.T) {
+	t.Parallel()
 	const base = "mem://raw/"
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
@@ -99,6 +101,7 @@ var toolRefRE = regexp.MustCompile(`agent_protocols_[a-z0-9_]+`)
 // Every tool a description, result schema or the instructions point the
 // agent to exists.
 func TestReferencedToolsExist(t *testing.T) {
+	t.Parallel()
 	names := toolcatalog.Names()
 	check := func(where, text string) {
 		for _, ref := range toolRefRE.FindAllString(text, -1) {
@@ -115,6 +118,7 @@ func TestReferencedToolsExist(t *testing.T) {
 }
 
 func TestInstructionsTeachTheLoop(t *testing.T) {
+	t.Parallel()
 	ins := Instructions()
 	if len(ins) > 4000 {
 		t.Errorf("instructions are %d bytes; keep them short", len(ins))
@@ -132,6 +136,7 @@ func TestInstructionsTeachTheLoop(t *testing.T) {
 }
 
 func TestDescriptionsTreatRoomContentAsUntrusted(t *testing.T) {
+	t.Parallel()
 	// Tools that hand room-authored text to the agent say it is untrusted
 	// or a norm rather than a command.
 	for _, short := range []string{
@@ -148,6 +153,7 @@ func TestDescriptionsTreatRoomContentAsUntrusted(t *testing.T) {
 }
 
 func TestCatalogReturnsFreshCopies(t *testing.T) {
+	t.Parallel()
 	a := Catalog()
 	a[0].Description = "changed"
 	a[0].InputSchema.(json.RawMessage)[0] = 'X'

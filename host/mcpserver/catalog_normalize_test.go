@@ -8,6 +8,7 @@ import (
 // Through the server: a 0.12.6 client's nulls and blanks reach the engine
 // as omitted members, and a blank content stays a (refused) blank content.
 func TestNullAndBlankInputsThroughTheServer(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, "alice", 0xA1, agentOptions{})
 	roomID := alice.createRoom("public", nil)

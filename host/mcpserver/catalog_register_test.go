@@ -49,6 +49,7 @@ func (r *recorder) handler(name string) ToolHandler {
 }
 
 func TestServedThroughTheSDK(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{calls: map[string][]string{}}
 	handlers := map[string]ToolHandler{}
 	for _, n := range toolcatalog.Names() {
@@ -151,6 +152,7 @@ func TestServedThroughTheSDK(t *testing.T) {
 }
 
 func TestAddCatalogRequiresExactlyTheCatalog(t *testing.T) {
+	t.Parallel()
 	h := func(context.Context, *mcp.CallToolRequest, json.RawMessage) (*mcp.CallToolResult, error) {
 		return nil, nil
 	}
@@ -172,6 +174,7 @@ func TestAddCatalogRequiresExactlyTheCatalog(t *testing.T) {
 }
 
 func TestErrorResult(t *testing.T) {
+	t.Parallel()
 	res := ErrorResult("room_head_mismatch", "the room moved", map[string]any{"current_seq": 42})
 	if !res.IsError || res.StructuredContent != nil || len(res.Content) != 1 {
 		t.Fatalf("%+v", res)

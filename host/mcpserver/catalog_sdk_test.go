@@ -84,6 +84,7 @@ var sdkHintDiffs = map[string]map[string]string{
 }
 
 func TestAnnotationsAgainstSDK(t *testing.T) {
+	t.Parallel()
 	for _, st := range sdkInScope(t) {
 		tool, ok := Tool(st.Name)
 		if !ok {
@@ -108,6 +109,7 @@ func TestAnnotationsAgainstSDK(t *testing.T) {
 // profile tools take profile_service as optional: it defaults to the first
 // configured profile service.
 func TestInputsAgainstSDK(t *testing.T) {
+	t.Parallel()
 	for _, st := range sdkInScope(t) {
 		info, ok := toolcatalog.Info(st.Name)
 		if !ok {
@@ -161,6 +163,7 @@ func checkEnumSuperset(t *testing.T, where string, want []string, got any) {
 
 // Every result member 0.12.6 declares is declared in our output schema too.
 func TestResultsAgainstSDK(t *testing.T) {
+	t.Parallel()
 	for _, st := range sdkInScope(t) {
 		if _, ok := Tool(st.Name); !ok {
 			continue
@@ -183,6 +186,7 @@ func TestResultsAgainstSDK(t *testing.T) {
 // value in turn, passes ours: the union of the inputs holds value by value,
 // not only by name.
 func TestSDKInputValuesPass(t *testing.T) {
+	t.Parallel()
 	for _, st := range sdkInScope(t) {
 		sch, ok := toolcatalog.InputSchema(st.Name)
 		if !ok {

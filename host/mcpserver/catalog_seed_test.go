@@ -279,6 +279,7 @@ var seedResultEnums = map[string]map[string][]string{
 // The catalog is the union: the seed's 27 tools and the 0.12.6 catalog's
 // Profile and Discourse tools, 33 in all (18 shared).
 func TestCatalogIsTheUnion(t *testing.T) {
+	t.Parallel()
 	var want []string
 	for short := range seedTools {
 		want = append(want, pfx+short)
@@ -316,6 +317,7 @@ func TestCatalogIsTheUnion(t *testing.T) {
 }
 
 func TestAnnotationsMatchSeedTable(t *testing.T) {
+	t.Parallel()
 	for short, want := range seedHints {
 		tool, ok := Tool(pfx + short)
 		if !ok {
@@ -334,6 +336,7 @@ func TestAnnotationsMatchSeedTable(t *testing.T) {
 }
 
 func TestAnnotationsAllFourExplicit(t *testing.T) {
+	t.Parallel()
 	for _, tool := range Catalog() {
 		data, err := json.Marshal(tool.Annotations)
 		if err != nil {
@@ -361,6 +364,7 @@ func TestAnnotationsAllFourExplicit(t *testing.T) {
 }
 
 func TestInputFieldsMatchSeed(t *testing.T) {
+	t.Parallel()
 	for short, st := range seedTools {
 		info, ok := toolcatalog.Info(pfx + short)
 		if !ok {
@@ -388,6 +392,7 @@ func TestInputFieldsMatchSeed(t *testing.T) {
 }
 
 func TestResultFieldsMatchSeed(t *testing.T) {
+	t.Parallel()
 	for short, st := range seedTools {
 		out := servedSchema(t, pfx+short, false)
 		var req []string
@@ -414,6 +419,7 @@ func TestResultFieldsMatchSeed(t *testing.T) {
 }
 
 func TestEnumsMatchSeed(t *testing.T) {
+	t.Parallel()
 	check := func(tool, field string, want []string, schema map[string]any) {
 		t.Helper()
 		name, items := strings.CutSuffix(field, "[]")

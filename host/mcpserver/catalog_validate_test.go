@@ -99,6 +99,7 @@ func inputSchema(t *testing.T, short string) *toolcatalog.Schema {
 }
 
 func TestEveryInputAcceptsMinimalExample(t *testing.T) {
+	t.Parallel()
 	want := strings.Split(strings.ReplaceAll(strings.Join(toolcatalog.Names(), ","), pfx, ""), ",")
 	if got := sorted(slices.Collect(maps.Keys(minimalArgs))); !slices.Equal(got, want) {
 		t.Fatalf("minimalArgs covers %v", got)
@@ -116,6 +117,7 @@ func TestEveryInputAcceptsMinimalExample(t *testing.T) {
 }
 
 func TestEveryInputRejectsUnknownField(t *testing.T) {
+	t.Parallel()
 	for short, args := range minimalArgs {
 		withUnknown := strings.TrimSuffix(strings.TrimSpace(args), "}")
 		if withUnknown != "{" {
@@ -134,6 +136,7 @@ func TestEveryInputRejectsUnknownField(t *testing.T) {
 }
 
 func TestEmptyArgumentsNameEveryMissingField(t *testing.T) {
+	t.Parallel()
 	for short, st := range seedTools {
 		s := inputSchema(t, short)
 		for _, empty := range []string{"", "null", "{}", "  "} {
@@ -164,6 +167,7 @@ func TestEmptyArgumentsNameEveryMissingField(t *testing.T) {
 }
 
 func TestValidationIssues(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		tool, args string
 		want       []toolcatalog.Issue // exact paths; message prefix
@@ -215,6 +219,7 @@ func TestValidationIssues(t *testing.T) {
 }
 
 func TestValidationErrorMessage(t *testing.T) {
+	t.Parallel()
 	err := inputSchema(t, "room_timeline").ValidateJSON([]byte(`{"limit":0,"x":1}`))
 	want := "invalid arguments for agent_protocols_room_timeline: /limit: minimum: got 0, want 1; " +
 		"/room_id: required field is missing; /x: unknown field; allowed fields: room_id, host, after_seq, before_seq, limit, types, actors, unread_only, mark_read, refresh, include_records, source"
@@ -275,6 +280,7 @@ const (
 )
 
 func TestResultExamplesValidate(t *testing.T) {
+	t.Parallel()
 	tests := map[string]string{
 		"identity_current":    `{"agent_id":"` + testAgent + `","public_key":"6kpsY-KcUgq-9VB7Ey7F-ZVHdq6-vnuSQh7qaRRG0iw","profiles":["https://profiles.example.com"],"hosts":[` + seedHost + `],"sync_mode":"explicit","tools":["agent_protocols_identity_current"]}`,
 		"hosts_list":          `{"hosts":[` + seedHost + `]}`,
@@ -325,6 +331,7 @@ func TestResultExamplesValidate(t *testing.T) {
 }
 
 func TestResultShapesRejectWrongResults(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ tool, doc, path string }{
 		{"room_send_message", `{"status":"sent"}`, "/sync"},
 		{"room_send_message", `{"status":"queued","sync":` + seedSync + `}`, "/status"},
@@ -358,6 +365,7 @@ func TestResultShapesRejectWrongResults(t *testing.T) {
 }
 
 func TestValidateValue(t *testing.T) {
+	t.Parallel()
 	s, _ := toolcatalog.OutputSchema(pfx + "room_mark_read")
 	type markRead struct {
 		RoomID      string `json:"room_id"`

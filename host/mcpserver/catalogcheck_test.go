@@ -44,11 +44,13 @@ func catalogEnv(t *testing.T) catalogcheck.Env {
 // required inputs and with every input of both catalogs; every result
 // checked against both catalogs' output schemas.
 func TestEveryToolAgainstBothCatalogs(t *testing.T) {
+	t.Parallel()
 	catalogcheck.RunEveryTool(t, catalogEnv(t))
 }
 
 // A client that knows only the 0.12.6 catalog runs the seed's interaction
 // loop with its own tool names and inputs.
 func TestSDKClientRunsTheInteractionLoop(t *testing.T) {
+	t.Parallel()
 	catalogcheck.RunSDKLoop(t, catalogEnv(t))
 }

@@ -15,6 +15,7 @@ import (
 // authenticated ones, never one serving the token holder, and refuses a
 // connection when every one is.
 func TestConnCap(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	var entered sync.WaitGroup
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

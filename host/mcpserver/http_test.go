@@ -16,6 +16,7 @@ import (
 )
 
 func TestCheckListen(t *testing.T) {
+	t.Parallel()
 	for _, ok := range []string{"127.0.0.1:8765", "127.0.0.1:0", "[::1]:8765"} {
 		if err := CheckListen(ok); err != nil {
 			t.Errorf("%s refused: %v", ok, err)
@@ -30,6 +31,7 @@ func TestCheckListen(t *testing.T) {
 }
 
 func TestLoadToken(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sub", "http.token")
 	if _, _, err := LoadToken(path, false); !errors.Is(err, os.ErrNotExist) {
@@ -96,6 +98,7 @@ func serveHTTP(t *testing.T, a *tagent, token string) string {
 }
 
 func TestLoopbackHTTP(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, "alice", 0xA1, agentOptions{})
 	roomID := alice.createRoom("public", nil)
@@ -205,6 +208,7 @@ func TestLoopbackHTTP(t *testing.T) {
 // notifications/cancelled (and the call's stream ends unanswered), at
 // 2026-07-28 by closing the request.
 func TestHTTPCancelStopsWork(t *testing.T) {
+	t.Parallel()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "0"}, nil)
 	started, stopped := make(chan struct{}, 1), make(chan error, 1)
 	mcp.AddTool(srv, &mcp.Tool{Name: "block"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, struct{}, error) {

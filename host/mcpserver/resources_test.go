@@ -89,6 +89,7 @@ func roomURIs(roomID string) []string {
 }
 
 func TestResourcesListed(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, "alice", 0xA1, agentOptions{})
 	rl, err := alice.cs.ListResources(bg, nil)
@@ -124,6 +125,7 @@ func TestResourcesListed(t *testing.T) {
 // not even a pending deferral that has run out is released, an inbox item
 // claimed or a head presented.
 func TestResourceReadsChangeNothing(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, "alice", 0xA1, agentOptions{})
 	bob := newAgent(t, h, "bob", 0xB0, agentOptions{})
@@ -228,6 +230,7 @@ func (u *updates) count(uri string) int {
 }
 
 func TestResourceSubscriptions(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(version, func(t *testing.T) {
 			h := startHub(t)
@@ -305,6 +308,7 @@ func TestResourceSubscriptions(t *testing.T) {
 // profile profiles_get pinned, read from local state only (a reader with
 // nothing kept gets resource-not-found), and updated when kept again.
 func TestArchiveAndProfileResources(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, "alice", 0xA1, agentOptions{})
 	u := &updates{seen: map[string]int{}}

@@ -19,6 +19,7 @@ import (
 // a clear result or a clear error, never a crash and never a protocol
 // failure.
 func TestEveryToolWithRequiredInputsAndWithNone(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, "alice", 0xA1, agentOptions{})
 	roomID := alice.createRoom("public", nil)
@@ -66,6 +67,7 @@ func TestEveryToolWithRequiredInputsAndWithNone(t *testing.T) {
 // Hostile and malformed arguments never crash the server: each call ends
 // in a tool error or a protocol error, and the session keeps working.
 func TestHostileArgumentsNeverCrash(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, "alice", 0xA1, agentOptions{})
 	// 900 levels: the go-sdk itself treats a message nested deeper than 1000
@@ -103,6 +105,7 @@ func TestHostileArgumentsNeverCrash(t *testing.T) {
 // The engine's input structs take every input the schemas allow, so no
 // argument is ever dropped on the way to the engine.
 func TestEngineInputsCoverTheSchemas(t *testing.T) {
+	t.Parallel()
 	inputs := map[string]any{
 		"identity_current": noInput{}, "hosts_list": noInput{},
 		"rooms_search": connector.RoomsSearchInput{}, "rooms_list": connector.RoomsListInput{},
@@ -155,6 +158,7 @@ func TestEngineInputsCoverTheSchemas(t *testing.T) {
 // A panic below a handler becomes an internal error result (tools) or an
 // internal JSON-RPC error, and the server keeps serving.
 func TestPanicsAreRecovered(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, "alice", 0xA1, agentOptions{})
 	alice.srv.AddTool(&mcp.Tool{Name: "test_panic", InputSchema: map[string]any{"type": "object"}},

@@ -20,6 +20,7 @@ import (
 // logging, sampling, roots, prompts or completions (SEP-2577), and speaks
 // both 2025-11-25 and 2026-07-28.
 func TestCapabilitiesAndVersions(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	for _, v := range []struct{ ask, want string }{{"", "2026-07-28"}, {"2026-07-28", "2026-07-28"}, {"2025-11-25", "2025-11-25"}, {"2025-06-18", "2025-06-18"}} {
 		a := newAgent(t, h, "alice", 0xA1, agentOptions{protocol: v.ask})
@@ -68,6 +69,7 @@ func (p *progress) all() []*mcp.ProgressNotificationParams {
 }
 
 func TestProgressOfLongSyncs(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, "alice", 0xA1, agentOptions{})
 	roomID := alice.createRoom("public", nil)
@@ -110,6 +112,7 @@ func callRaw2(t testing.TB, cs *mcp.ClientSession, params *mcp.CallToolParams) *
 // reportProgress sends increasing positions while the work runs and the
 // final one after it.
 func TestReportProgress(t *testing.T) {
+	t.Parallel()
 	positions := []syncPosition{{0, 0}, {1000, 3000}, {1000, 3000}, {2000, 3000}, {3000, 3000}}
 	var mu sync.Mutex
 	i := 0
@@ -179,6 +182,7 @@ func firstOf(v any) any {
 }
 
 func TestPluginToolsAreListedAndCalled(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	a := newAgent(t, h, "alice", 0xA1, agentOptions{tools: []plugin.ToolProvider{fakeTools{}}})
 	tools, err := a.cs.ListTools(bg, nil)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestDecodeMessage(t *testing.T) {
+	t.Parallel()
 	deep := func(n int) string {
 		return `{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}}`
 	}
@@ -128,6 +129,7 @@ func pipeServer(t *testing.T, srv *mcp.Server, opts StdioOptions) (send func(str
 // A cancelled call's work stops (its context is cancelled) and no response
 // is written; other calls go on.
 func TestStdioCancelStopsWork(t *testing.T) {
+	t.Parallel()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "0"}, nil)
 	started, stopped := make(chan struct{}, 1), make(chan error, 1)
 	mcp.AddTool(srv, &mcp.Tool{Name: "block"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, struct{}, error) {
@@ -179,6 +181,7 @@ func TestStdioCancelStopsWork(t *testing.T) {
 // Lines over the limit are consumed and answered without being buffered;
 // the next line is served.
 func TestStdioLineLimit(t *testing.T) {
+	t.Parallel()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "0"}, nil)
 	send, recv := pipeServer(t, srv, StdioOptions{MaxLineBytes: 1000, MaxDepth: 8})
 	for _, n := range []int{1001, 70 << 10, 3 << 20} {

@@ -20,6 +20,7 @@ import (
 // two both describe, and every property the schema requires is a field
 // without omitempty (for results: a required property is never left out).
 func TestToolTypesMatchSchemas(t *testing.T) {
+	t.Parallel()
 	types := toolTypes(t)
 	used := map[string]bool{}
 	for _, name := range toolcatalog.Names() {
@@ -74,6 +75,7 @@ var typeSchemaExceptions = map[string]string{
 // The comparison finds a field added on one side only, a rename, and a
 // required property written with omitempty, at the top and nested.
 func TestCompareTypeFindsDrift(t *testing.T) {
+	t.Parallel()
 	schema := func(s string) map[string]any {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(s), &m); err != nil {

@@ -16,6 +16,7 @@ import (
 // output schema (by the harness and by the server's StrictOutput).
 
 func TestIdentityHostAndRoomTools(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, "alice", 0xA1, agentOptions{})
 	bob := newAgent(t, h, "bob", 0xB0, agentOptions{})
@@ -75,6 +76,7 @@ func TestIdentityHostAndRoomTools(t *testing.T) {
 }
 
 func TestConversationTools(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, "alice", 0xA1, agentOptions{start: true})
 	bob := newAgent(t, h, "bob", 0xB0, agentOptions{start: true})
@@ -164,6 +166,7 @@ func TestConversationTools(t *testing.T) {
 }
 
 func TestProfileUpdateTool(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, "alice", 0xA1, agentOptions{})
 	r := alice.call("profile_update", obj{"profile_service": h.Origin(), "profile": obj{"name": "Alice", "description": "Reviews signatures."}})
@@ -188,6 +191,7 @@ func race(t *testing.T, reader, writer *tagent, roomID string, text string) {
 }
 
 func TestHeldDraftTools(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, "alice", 0xA1, agentOptions{})
 	bob := newAgent(t, h, "bob", 0xB0, agentOptions{})
@@ -243,6 +247,7 @@ func TestHeldDraftTools(t *testing.T) {
 }
 
 func TestJoinByRequestTools(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, "alice", 0xA1, agentOptions{start: true})
 	bob := newAgent(t, h, "bob", 0xB0, agentOptions{})
@@ -280,6 +285,7 @@ func TestJoinByRequestTools(t *testing.T) {
 // Two MCP sessions of one server have presented heads of their own: what
 // one session read is never the default base of the other's writes.
 func TestPresentedHeadsPerSession(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, "alice", 0xA1, agentOptions{})
 	bob := newAgent(t, h, "bob", 0xB0, agentOptions{})
@@ -305,6 +311,7 @@ func TestPresentedHeadsPerSession(t *testing.T) {
 // A failed call is a tool error with the stable code and data; the same
 // error shape is used for schema failures.
 func TestErrorShape(t *testing.T) {
+	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, "alice", 0xA1, agentOptions{})
 	res := callRaw(t, alice.cs, pfx+"room_timeline", obj{"room_id": "not a room id!", "limit": 0})

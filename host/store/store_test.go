@@ -37,6 +37,7 @@ func mustWrite(t testing.TB, s *Store, fn func(tx *Tx) error) {
 }
 
 func TestOpenRefusesOtherAgent(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := open(t, dir, 0)
 	s.Close()
@@ -57,6 +58,7 @@ func TestOpenRefusesOtherAgent(t *testing.T) {
 // one file concurrently never hand out the same nonce, and each sequence
 // strictly increases.
 func TestNonceNeverReusedAcrossInstances(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := open(t, dir, 0)
 	b := open(t, dir, 0)
@@ -112,6 +114,7 @@ func TestNonceNeverReusedAcrossInstances(t *testing.T) {
 }
 
 func TestNonceRolledBackWithTransaction(t *testing.T) {
+	t.Parallel()
 	s := open(t, t.TempDir(), 0)
 	ctx := context.Background()
 	mustWrite(t, s, func(tx *Tx) error { _, err := tx.AllocateNonce(ctx, 5000); return err })
@@ -175,6 +178,7 @@ func applyRange(t testing.TB, s *Store, key, from, to int64, actor string, inbox
 }
 
 func TestApplyBatchWindowConflictAndFailure(t *testing.T) {
+	t.Parallel()
 	s := open(t, t.TempDir(), 10)
 	ctx := context.Background()
 	var key int64
@@ -231,6 +235,7 @@ func TestApplyBatchWindowConflictAndFailure(t *testing.T) {
 }
 
 func TestTimelineUnreadAndRead(t *testing.T) {
+	t.Parallel()
 	s := open(t, t.TempDir(), 100)
 	ctx := context.Background()
 	var key int64
@@ -279,6 +284,7 @@ func TestTimelineUnreadAndRead(t *testing.T) {
 }
 
 func TestInboxClaimAckDefer(t *testing.T) {
+	t.Parallel()
 	s := open(t, t.TempDir(), 100)
 	ctx := context.Background()
 	var key int64
@@ -352,6 +358,7 @@ func TestInboxClaimAckDefer(t *testing.T) {
 }
 
 func TestSessionsForgotten(t *testing.T) {
+	t.Parallel()
 	s := open(t, t.TempDir(), 100)
 	ctx := context.Background()
 	var key int64
@@ -389,6 +396,7 @@ func TestSessionsForgotten(t *testing.T) {
 }
 
 func TestDraftsProfilesOutbox(t *testing.T) {
+	t.Parallel()
 	s := open(t, t.TempDir(), 100)
 	ctx := context.Background()
 	var key int64
@@ -463,6 +471,8 @@ func TestDraftsProfilesOutbox(t *testing.T) {
 // (rooms verified under the 0f87fee head rule) and checks that the derived
 // room state is forgotten, so the next sync verifies again from seq 1,
 // while what the agent did (read cursor, inbox decisions) is kept.
+//
+// Serial: it swaps the package-level migrations list.
 func TestMigrationReverifiesRooms(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()

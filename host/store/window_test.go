@@ -10,6 +10,7 @@ import (
 // oldest kept seq honest; RestoreWindow puts back, of the events given,
 // exactly those inside the window of the synced position, once.
 func TestSkipThroughAndRestoreWindow(t *testing.T) {
+	t.Parallel()
 	s := open(t, t.TempDir(), 10)
 	ctx := context.Background()
 	var key int64

@@ -135,6 +135,7 @@ func (f *fx) fetchArchive(t *testing.T, roomID string, a *hubtest.Agent) *fetche
 // adp.VerifyArchive, redaction reported, and the Markdown export keeping
 // every hostile string inside code.
 func TestArchives(t *testing.T) {
+	t.Parallel()
 	packURL, packDoc, digest, opt := packServer(t)
 	f := newFx(t, opt)
 	as := agents(210, 3)
@@ -361,6 +362,7 @@ func stripSpans(line string) string {
 // archive generation time fixed by the housekeeping loop; a cancelled
 // room's archive is final too.
 func TestArchiveOfRoomEndedByTime(t *testing.T) {
+	t.Parallel()
 	f := newFx(t, withLimits(func(l *hub.Limits) { l.Discourse.MaintenanceInterval = 10 * time.Millisecond }))
 	creator := hubtest.NewAgent(220)
 	now := f.clock.Now().UnixMilli()

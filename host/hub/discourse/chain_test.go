@@ -15,6 +15,7 @@ import (
 // records), then that the records fetched over HTTP verify with
 // adp.VerifyChain and replay (adp.Replay) to the state the hub serves.
 func TestChainEndToEnd(t *testing.T) {
+	t.Parallel()
 	f := newFx(t)
 	as := agents(110, 4)
 	creator, sp, obs := as[0], as[1], as[2]

@@ -17,6 +17,7 @@ import (
 // TestDiscoveryDocument: /.well-known/agent-discourse (ADP 15.1) is the
 // kernel's discoveryDocument with truthful features.
 func TestDiscoveryDocument(t *testing.T) {
+	t.Parallel()
 	f := newFx(t)
 	r := f.h.Get(t, "/.well-known/agent-discourse", nil)
 	wantStatus(t, r, 200)
@@ -65,6 +66,7 @@ func TestDiscoveryDocument(t *testing.T) {
 // TestPublicDiscovery: ADP 17 — every filter, the recommended order, and
 // private rooms never listed.
 func TestPublicDiscovery(t *testing.T) {
+	t.Parallel()
 	f := newFx(t, withLimits(func(l *hub.Limits) { l.Discourse.Rules.ControlRate = 100 }))
 	as := agents(170, 3)
 	a, b := as[0], as[1]
@@ -155,6 +157,7 @@ func TestPublicDiscovery(t *testing.T) {
 // TestMeRooms: GET /v1/me/rooms lists every room related to the caller with
 // its role and membership state, filtered by status and membership.
 func TestMeRooms(t *testing.T) {
+	t.Parallel()
 	f := newFx(t, withLimits(func(l *hub.Limits) { l.Discourse.Rules.ControlRate = 100 }))
 	as := agents(180, 3)
 	me, other := as[0], as[1]
@@ -294,6 +297,7 @@ func TestMeRooms(t *testing.T) {
 // TestReadVisibility: ADP 15 read access for public, restricted and
 // private rooms, including an invited agent reading a private room's head.
 func TestReadVisibility(t *testing.T) {
+	t.Parallel()
 	f := newFx(t)
 	as := agents(190, 4)
 	creator, member, invitee, stranger := as[0], as[1], as[2], as[3]

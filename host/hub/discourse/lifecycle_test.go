@@ -12,6 +12,7 @@ import (
 // start_time and ends at end_time from the clock alone: no record marks
 // either transition, and each state's write rules apply.
 func TestLifecycleByTime(t *testing.T) {
+	t.Parallel()
 	f := newFx(t)
 	creator, sp := hubtest.NewAgent(250), hubtest.NewAgent(251)
 	now := f.clock.Now().UnixMilli()

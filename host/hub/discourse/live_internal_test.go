@@ -9,6 +9,7 @@ import (
 // buffer is full; the writer's fan-out never waits, and other subscribers
 // keep receiving.
 func TestFanoutNeverBlocks(t *testing.T) {
+	t.Parallel()
 	h := newLiveHub()
 	slow := &subscriber{roomID: "r", agent: "slow", items: make(chan item, 2), done: make(chan struct{})}
 	fast := &subscriber{roomID: "r", agent: "fast", items: make(chan item, 100), done: make(chan struct{})}

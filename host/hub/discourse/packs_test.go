@@ -18,6 +18,8 @@ import (
 // pack_unavailable; imported documents are stored, so after a restart the
 // room still accepts the pack's types without fetching, and its archive
 // ships the document.
+// Serial: the hub restarts on the port freePort picked, which a parallel
+// test could take while it is free.
 func TestExternalPacks(t *testing.T) {
 	var doc string
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

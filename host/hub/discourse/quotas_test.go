@@ -27,6 +27,7 @@ func wantRateLimited(t *testing.T, r *hubtest.Response) {
 // agent per room rates by kind (a type's rate_hint replacing its class
 // default), room creation per agent, observers, speakers and types per room.
 func TestQuotas(t *testing.T) {
+	t.Parallel()
 	f := newFx(t, withLimits(func(l *hub.Limits) {
 		r := &l.Discourse.Rules
 		r.SignalRate, r.ControlRate, r.MaxObservers, r.MaxSpeakers, r.MaxTypes, r.MaxRateHint = 3, 4, 2, 3, 3, 4

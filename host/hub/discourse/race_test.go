@@ -36,6 +36,7 @@ func (f *fx) race(id string, bodies [][]byte) []*hubtest.Response {
 // (SDK 0.12.6: messages never conflict), so every concurrent message on
 // the head is accepted. The chain has no gaps.
 func TestHeadRace(t *testing.T) {
+	t.Parallel()
 	f := newFx(t, withLimits(func(l *hub.Limits) { l.Discourse.Rules.MessageRate, l.Discourse.Rules.ControlRate = -1, -1 }))
 	as := agents(150, 9)
 	creator, racers := as[0], as[1:]

@@ -49,6 +49,8 @@ func post(h *hubtest.Hub, path string, body []byte) (int, []byte) {
 // whose outcome was lost resolves by exact resubmission, join requests and
 // the durable nonce comparisons survive, and each room's state equals a
 // full replay of its records.
+// Serial: the hub restarts on the port freePort picked, which a parallel
+// test could take while it is free.
 func TestRestartMidActivity(t *testing.T) {
 	port := freePort(t)
 	clock := hubtest.NewClock(t0)

@@ -38,6 +38,7 @@ func (f *fx) raw(a *hubtest.Agent, fields obj) []byte {
 // accepted record (base_record_mismatch, checked first) at or after the
 // head (room_head_mismatch); contract and signal writes only anchor.
 func TestFreshnessRules(t *testing.T) {
+	t.Parallel()
 	f := rulesFx(t)
 	as := agents(40, 4)
 	creator, sp, other := as[0], as[1], as[2]
@@ -156,6 +157,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // TestCreateRules: every rejection of ADP 8.3, the section 8 response, and
 // exact resubmission.
 func TestCreateRules(t *testing.T) {
+	t.Parallel()
 	f := rulesFx(t)
 	a := hubtest.NewAgent(50)
 	now := f.clock.Now().UnixMilli()
@@ -246,6 +248,7 @@ func pl(f *fx, a *hubtest.Agent, over obj) func() []byte {
 
 // TestUpdateRules: every rejection of ADP 8.4, and the accepted forms.
 func TestUpdateRules(t *testing.T) {
+	t.Parallel()
 	f := rulesFx(t)
 	as := agents(55, 3)
 	creator, sp := as[0], as[1]

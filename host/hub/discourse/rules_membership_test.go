@@ -16,6 +16,7 @@ import (
 // with the open roles of SDK 0.12.6 (D-10): the explicit list in any
 // visibility, else [observer] for public rooms and none otherwise.
 func TestJoinRules(t *testing.T) {
+	t.Parallel()
 	f := rulesFx(t)
 	as := agents(60, 8)
 	creator, invited, stranger, banned, x, y := as[0], as[1], as[2], as[3], as[4], as[5]
@@ -82,6 +83,7 @@ func TestJoinRules(t *testing.T) {
 
 // TestLeaveRoleRemoveRules: ADP 9.3, 9.4 and 9.5.
 func TestLeaveRoleRemoveRules(t *testing.T) {
+	t.Parallel()
 	f := rulesFx(t)
 	as := agents(70, 7)
 	creator, mod, sp, obs, outsider, target := as[0], as[1], as[2], as[3], as[4], as[5]
@@ -170,6 +172,7 @@ func (f *fx) review(by *hubtest.Agent, roomID string, request json.RawMessage, d
 // TestJoinRequestRules: ADP 10 — submission, supersession, expiry, review
 // and the read permissions — each rejection with its code.
 func TestJoinRequestRules(t *testing.T) {
+	t.Parallel()
 	f := rulesFx(t)
 	as := agents(80, 9)
 	creator, mod, sp, app, app2, app3, banned, outsider := as[0], as[1], as[2], as[3], as[4], as[5], as[6], as[7]

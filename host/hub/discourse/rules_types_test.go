@@ -13,6 +13,7 @@ import (
 
 // TestMessageRules: every rejection of ADP 11 and the mentions bounds of 5.
 func TestMessageRules(t *testing.T) {
+	t.Parallel()
 	f := rulesFx(t)
 	as := agents(90, 5)
 	creator, sp, obs, outsider := as[0], as[1], as[2], as[3]
@@ -122,6 +123,7 @@ func ev(f *fx, a *hubtest.Agent, roomID string, payload obj) func() []byte {
 
 // TestTypeRules: type.define (ADP 12.4) and custom event validation (12.6).
 func TestTypeRules(t *testing.T) {
+	t.Parallel()
 	f := rulesFx(t)
 	as := agents(100, 4)
 	creator, sp, obs := as[0], as[1], as[2]

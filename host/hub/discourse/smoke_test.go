@@ -8,6 +8,7 @@ import (
 )
 
 func TestSmoke(t *testing.T) {
+	t.Parallel()
 	f := newFx(t)
 	as := agents(30, 3)
 	id := f.create(as[0], obj{"types": arr{obj{"use": "adp:reactions/1.0"}}})

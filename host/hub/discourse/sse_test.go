@@ -155,6 +155,7 @@ func (s *stream) wantEnded(t testing.TB) {
 // TestLiveStreamAccess: JWT-authenticated, active members only — public
 // rooms included (ADP 16.1).
 func TestLiveStreamAccess(t *testing.T) {
+	t.Parallel()
 	f := newFx(t)
 	as := agents(120, 3)
 	creator, outsider := as[0], as[1]
@@ -179,6 +180,7 @@ func TestLiveStreamAccess(t *testing.T) {
 // status and join request notices arrive as non-record items, and idle
 // streams get heartbeat comments.
 func TestLiveStreamDelivery(t *testing.T) {
+	t.Parallel()
 	f := newFx(t, withLimits(func(l *hub.Limits) { l.Discourse.HeartbeatInterval = 40 * time.Millisecond }))
 	as := agents(125, 4)
 	creator, sp, applicant := as[0], as[1], as[2]
@@ -269,6 +271,7 @@ func TestLiveStreamDelivery(t *testing.T) {
 // delivery and close the stream (ADP 16.1); closing the room and shutting
 // the hub down end streams too.
 func TestLiveStreamEndsWithMembership(t *testing.T) {
+	t.Parallel()
 	f := newFx(t)
 	as := agents(130, 6)
 	creator, leaver, removed, banned, stayer := as[0], as[1], as[2], as[3], as[4]
@@ -320,6 +323,7 @@ func TestLiveStreamEndsWithMembership(t *testing.T) {
 // TestLiveStreamEndsWhenRoomEndsByTime: the housekeeping loop ends streams
 // of rooms whose end_time passed (no record marks it).
 func TestLiveStreamEndsWhenRoomEndsByTime(t *testing.T) {
+	t.Parallel()
 	f := newFx(t, withLimits(func(l *hub.Limits) { l.Discourse.MaintenanceInterval = 20 * time.Millisecond }))
 	creator := hubtest.NewAgent(140)
 	now := f.clock.Now().UnixMilli()
@@ -333,6 +337,7 @@ func TestLiveStreamEndsWhenRoomEndsByTime(t *testing.T) {
 // and cleanly, when its request JWT expires or MaxStreamLifetime passes,
 // whichever comes first.
 func TestLiveStreamEndsAtTokenExpiry(t *testing.T) {
+	t.Parallel()
 	f := newFx(t, withLimits(func(l *hub.Limits) { l.Discourse.MaxStreamLifetime = 3 * time.Second }))
 	creator := agents(130, 1)[0]
 	id := f.create(creator, nil)

@@ -14,6 +14,7 @@ import (
 // TestAgentStatus: transient agent status (ADP 16.4) — writers, TTL, reads
 // by room read permission, and clearing on leave, removal and demotion.
 func TestAgentStatus(t *testing.T) {
+	t.Parallel()
 	f := newFx(t, withLimits(func(l *hub.Limits) { l.Discourse.StatusWritesPerMinute = 4 }))
 	as := agents(200, 6)
 	creator, sp, obs, outsider, sp2 := as[0], as[1], as[2], as[3], as[4]

@@ -19,6 +19,7 @@ import (
 // genesis record again and a message based on it (the 0.12.6 rule) is
 // accepted; with the old snapshot it would be room_head_mismatch.
 func TestUpgradeReplaysOldSnapshots(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	f := newFx(t, hubtest.WithDir(dir))
 	as := agents(2, 0x70)
