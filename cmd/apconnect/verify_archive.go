@@ -96,19 +96,6 @@ apconnect verify-archive room-archive.jsonl`,
 	})
 }
 
-// Archive layouts, as the report names them.
-const (
-	layoutCurrent       = "current"        // manifest URL, records-only JSONL, packs from manifest.packs
-	layoutSelfContained = "self-contained" // one JSONL: manifest line, pack lines, records
-	layoutRecordsOnly   = "records-only"   // a JSONL of records without its manifest
-)
-
-// Line types of the self-contained layout.
-const (
-	archiveManifestType = "room.archive"
-	archivePackType     = "room.archive.pack"
-)
-
 // maxPackBytes bounds one external pack document fetched from
 // manifest.packs (the hub's own fetcher takes at most 256 KiB).
 const maxPackBytes = 1 << 20
@@ -143,7 +130,7 @@ type archiveReport struct {
 // reports the missing commitment) and gathers every problem.
 func (a *loadedArchive) verify() *archiveReport {
 	if a.manifest != nil {
-		r, err := adp.VerifyArchive(a.manifest, a.records, a.packs, &adp.ArchiveOptions{SelfContained: a.layout == layoutSelfContained})
+		r, err := adp.VerifyArchive(a.manifest, a.records, a.packs, &adp.ArchiveOptions{SelfContained: a.layout == adp.ArchiveLayoutSelfContained})
 		var pre []adp.Problem
 		if err != nil {
 			pre = []adp.Problem{{Code: adp.ErrorCode(err), Message: err.Error()}}
@@ -226,11 +213,11 @@ func printArchiveReport(w io.Writer, r *archiveReport) {
 // layoutLine explains a layout name.
 func layoutLine(layout string) string {
 	switch layout {
-	case layoutCurrent:
+	case adp.ArchiveLayoutCurrent:
 		return "current (manifest, records-only JSONL, pack documents from manifest.packs)"
-	case layoutSelfContained:
+	case adp.ArchiveLayoutSelfContained:
 		return "self-contained (one JSONL: manifest line, pack document lines, records; older apconnect hubs)"
-	case layoutRecordsOnly:
+	case adp.ArchiveLayoutRecordsOnly:
 		return "records only (a JSONL without its manifest)"
 	}
 	return orNone(layout)
@@ -305,7 +292,7 @@ func loadArchive(ctx context.Context, src, caFile string, maxBytes int64) (*load
 		return nil, err
 	}
 	a := parseArchiveJSONL(u.String(), data)
-	if a.layout == layoutSelfContained {
+	if a.layout == adp.ArchiveLayoutSelfContained {
 		// An older hub: the JSONL carries its own manifest and packs.
 		if a.manifest != nil && !sameCommitment(a.manifest, manifest) {
 			a.problems = append(a.problems, adp.Problem{Code: adp.CodeChainBroken,
@@ -315,7 +302,7 @@ func loadArchive(ctx context.Context, src, caFile string, maxBytes int64) (*load
 		a.manifest = manifest
 		return a, nil
 	}
-	a.layout, a.manifest = layoutCurrent, manifest
+	a.layout, a.manifest = adp.ArchiveLayoutCurrent, manifest
 	for i, p := range manifest.Packs {
 		if _, done := a.packs[p.Pack]; done {
 			continue // listed twice; VerifyArchive reports a conflict
@@ -345,7 +332,7 @@ func sameCommitment(a, b *adp.ArchiveManifest) bool {
 // manifest, pack documents and records; otherwise records only. A line that
 // cannot be read is a problem, and reading goes on.
 func parseArchiveJSONL(src string, data []byte) *loadedArchive {
-	a := &loadedArchive{source: src, layout: layoutRecordsOnly, packs: map[string][]byte{}}
+	a := &loadedArchive{source: src, layout: adp.ArchiveLayoutRecordsOnly, packs: map[string][]byte{}}
 	j := jsonlLines{a: a, sink: func(recs []*adp.Record) error { a.records = append(a.records, recs...); return nil }}
 	_ = j.read(bytes.NewReader(data), int64(len(data))) // the sink never fails
 	return a

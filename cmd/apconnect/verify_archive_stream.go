@@ -10,13 +10,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"apconnect/host/adp"
-	"apconnect/host/identity"
 )
 
 // archiveChunk is how many lines verify-archive parses and verifies at a
@@ -143,7 +139,7 @@ type archiveStreamer struct {
 }
 
 func newArchiveStreamer(src string, fetched *adp.ArchiveManifest, packs func(a *loadedArchive)) *archiveStreamer {
-	s := &archiveStreamer{a: &loadedArchive{source: src, layout: layoutRecordsOnly, packs: map[string][]byte{}}, fetched: fetched, packs: packs}
+	s := &archiveStreamer{a: &loadedArchive{source: src, layout: adp.ArchiveLayoutRecordsOnly, packs: map[string][]byte{}}, fetched: fetched, packs: packs}
 	s.lines = jsonlLines{a: s.a, start: s.start, sink: s.sink, sinkChecked: s.sinkChecked, check: true}
 	return s
 }
@@ -159,7 +155,7 @@ func (s *archiveStreamer) start() {
 	if s.fetched != nil {
 		problems := a.problems
 		a.problems = nil
-		if a.layout == layoutSelfContained {
+		if a.layout == adp.ArchiveLayoutSelfContained {
 			// An older hub: the JSONL carries its own manifest and packs.
 			if a.manifest != nil && !sameCommitment(a.manifest, s.fetched) {
 				a.problems = append(a.problems, adp.Problem{Code: adp.CodeChainBroken,
@@ -167,14 +163,14 @@ func (s *archiveStreamer) start() {
 						s.jsonlURL, a.manifest.RoomID, a.manifest.LastSeq, a.source, s.fetched.RoomID, s.fetched.LastSeq)})
 			}
 		} else {
-			a.layout = layoutCurrent
+			a.layout = adp.ArchiveLayoutCurrent
 			s.packs(a)
 		}
 		a.manifest = s.fetched
 		s.late, a.problems = a.problems, problems
 	}
 	if a.manifest != nil {
-		s.st, _ = adp.NewArchiveStream(a.manifest, a.packs, &adp.ArchiveOptions{SelfContained: a.layout == layoutSelfContained})
+		s.st, _ = adp.NewArchiveStream(a.manifest, a.packs, &adp.ArchiveOptions{SelfContained: a.layout == adp.ArchiveLayoutSelfContained})
 	}
 }
 
@@ -241,33 +237,30 @@ func (s *archiveStreamer) report() *archiveReport {
 	return a.reportOf(s.st.Report(), nil)
 }
 
-// jsonlLines reads archive lines (see parseArchiveJSONL) a chunk at a time:
-// a reader goroutine scans and parses the lines of a chunk on every core —
+// jsonlLines reads archive lines a chunk at a time by the format of
+// adp.ParseArchiveLine and adp.ArchiveLines — in the self-contained layout
+// the manifest, pack documents and records; otherwise records only. A
+// reader goroutine scans and parses the lines of a chunk on every core —
 // and, with check, runs the records' hash and signature checks too — while
-// the chunk before is handled, in order.
+// the chunk before is handled, in order. A line that cannot be read is a
+// problem, and reading goes on.
 type jsonlLines struct {
 	a           *loadedArchive
 	start       func()                          // called before the first record is handed over
 	sink        func(recs []*adp.Record) error  // takes the records of each chunk, in order
 	sinkChecked func(*adp.CheckedRecords) error // with check, instead of sink
 	check       bool
-	seen        int
+	format      adp.ArchiveLines // the ordering rules
 	haveRecords bool
 }
 
-// parsedLine is one non-blank line, parsed.
-type parsedLine struct {
-	n      int
-	text   []byte
-	v      any
-	err    error       // strict parsing
-	rec    *adp.Record // a record line
-	recErr error       // a record line that is not a valid record
-}
-
-// lineChunk is what the reader goroutine hands over.
+// lineChunk is what the reader goroutine hands over: a chunk's non-blank
+// lines, parsed.
 type lineChunk struct {
-	lines   []parsedLine
+	nums    []int               // their line numbers
+	texts   [][]byte            // their text, until parsed
+	lines   []adp.ArchiveLine   // parsed
+	errs    []error             // their parse errors
 	checked *adp.CheckedRecords // the records of lines, checked (with check)
 	last    int                 // the number of the last line read
 	err     error               // the scanner's error, on the last chunk
@@ -283,14 +276,14 @@ func (j *jsonlLines) read(r io.Reader, maxBytes int64) error {
 		sc.Buffer(make([]byte, 0, 64<<10), int(min(maxBytes+1, int64(^uint(0)>>1))))
 		line := 0
 		for more := true; more; {
-			c := &lineChunk{lines: make([]parsedLine, 0, archiveChunk)}
-			for len(c.lines) < archiveChunk {
+			c := &lineChunk{nums: make([]int, 0, archiveChunk), texts: make([][]byte, 0, archiveChunk)}
+			for len(c.texts) < archiveChunk {
 				if more = sc.Scan(); !more {
 					break
 				}
 				line++
 				if text := bytes.TrimSpace(sc.Bytes()); len(text) > 0 {
-					c.lines = append(c.lines, parsedLine{n: line, text: bytes.Clone(text)})
+					c.nums, c.texts = append(c.nums, line), append(c.texts, bytes.Clone(text))
 				}
 			}
 			c.last = line
@@ -313,7 +306,7 @@ func (j *jsonlLines) read(r io.Reader, maxBytes int64) error {
 		}
 		last = c.last
 		if c.err != nil {
-			j.bad(last+1, adp.CodeInvalidRecord, "%v", c.err)
+			j.a.problems = append(j.a.problems, adp.Problem{Code: adp.CodeInvalidRecord, Message: fmt.Sprintf("line %d: %v", last+1, c.err)})
 		}
 	}
 	close(stop)
@@ -323,132 +316,53 @@ func (j *jsonlLines) read(r io.Reader, maxBytes int64) error {
 	return err
 }
 
-// parse parses the lines of a chunk on every core.
+// parse parses the lines of a chunk on every core (adp.ParseArchiveLines)
+// and, with check, checks their records.
 func (j *jsonlLines) parse(c *lineChunk) {
-	parallelLines(len(c.lines), func(i int) {
-		pl := &c.lines[i]
-		pl.v, pl.err = identity.ParseStrict(pl.text)
-		if obj, ok := pl.v.(map[string]any); ok && pl.err == nil {
-			if _, has := obj["type"]; !has {
-				pl.rec, pl.recErr = adp.RecordFromValue(pl.v, "")
-			}
-		}
-	})
+	c.lines, c.errs = adp.ParseArchiveLines(c.texts)
+	c.texts = nil
 	if j.check {
 		var recs []*adp.Record
-		for i := range c.lines {
-			if pl := &c.lines[i]; pl.rec != nil && pl.recErr == nil {
-				recs = append(recs, pl.rec)
+		for i, l := range c.lines {
+			if l.Record != nil && c.errs[i] == nil {
+				recs = append(recs, l.Record)
 			}
 		}
 		c.checked = adp.CheckRecords(recs)
 	}
 }
 
-func (j *jsonlLines) bad(line int, code, format string, args ...any) {
-	j.a.problems = append(j.a.problems, adp.Problem{Code: code, Message: fmt.Sprintf("line %d: ", line) + fmt.Sprintf(format, args...)})
-}
-
 // handle takes a parsed chunk's lines in order.
 func (j *jsonlLines) handle(c *lineChunk) error {
-	chunk := c.lines
 	a := j.a
 	var recs []*adp.Record
-	for i := range chunk {
-		pl := &chunk[i]
-		line := pl.n
-		j.seen++
-		if pl.err != nil {
-			j.bad(line, adp.CodeInvalidRecord, "not strict JSON: %v", pl.err)
-			continue
-		}
-		obj, ok := pl.v.(map[string]any)
-		if !ok {
-			j.bad(line, adp.CodeInvalidRecord, "not a JSON object")
-			continue
-		}
-		switch obj["type"] {
-		case archiveManifestType:
-			if a.manifest != nil || j.seen != 1 {
-				j.bad(line, adp.CodeInvalidRequest, "a manifest line is only allowed first, in the self-contained layout")
-				continue
-			}
-			m, err := adp.ParseArchiveManifest(pl.text)
-			if err != nil {
-				j.bad(line, adp.ErrorCode(err), "manifest: %v", err)
-				continue
-			}
-			a.manifest, a.layout = m, layoutSelfContained
-		case archivePackType:
-			if a.layout != layoutSelfContained {
-				j.bad(line, adp.CodePackUnavailable, "a pack document line belongs to the self-contained layout, after its manifest line")
-				continue
-			}
-			if j.haveRecords {
-				j.bad(line, adp.CodePackUnavailable, "a pack document line after the records")
-				continue
-			}
-			u, _ := obj["pack"].(string)
-			doc, ok := obj["document"].(string)
-			if u == "" || !ok {
-				j.bad(line, adp.CodePackUnavailable, "a pack document line needs \"pack\" and \"document\"")
-				continue
-			}
-			if prev, dup := a.packs[u]; dup && string(prev) != doc {
-				j.bad(line, adp.CodePackUnavailable, "two different documents for pack %s", u)
-				continue
-			}
-			a.packs[u] = []byte(doc)
-		default:
-			if _, has := obj["type"]; has {
-				j.bad(line, adp.CodeInvalidRecord, "unknown line type %v", obj["type"])
-				continue
-			}
-			if pl.recErr != nil {
-				seq, _ := identity.IntValue(obj["seq"])
-				e := adp.AsError(pl.recErr)
-				a.problems = append(a.problems, adp.Problem{Seq: max(seq, 0), Code: e.Code, Pointer: e.Pointer,
-					Message: fmt.Sprintf("line %d: %s", line, e.Message)})
-				continue
-			}
+	for i, l := range c.lines {
+		rec, err := j.format.Take(l, c.errs[i])
+		switch {
+		case err != nil:
+			e := adp.AsError(err)
+			a.problems = append(a.problems, adp.Problem{Seq: l.Seq, Code: e.Code, Pointer: e.Pointer,
+				Message: fmt.Sprintf("line %d: %s", c.nums[i], e.Message)})
+		case l.Manifest != nil:
+			a.manifest, a.layout = l.Manifest, adp.ArchiveLayoutSelfContained
+		case rec != nil:
 			if !j.haveRecords && j.start != nil {
 				j.start()
 			}
 			j.haveRecords = true
-			recs = append(recs, pl.rec)
+			recs = append(recs, rec)
+		default: // a pack document line
+			a.packs[l.Pack] = j.format.Packs()[l.Pack]
 		}
-		chunk[i] = parsedLine{} // the text and value are no longer needed
 	}
+	c.lines, c.errs = nil, nil // no longer needed
 	if len(recs) == 0 {
 		return nil
 	}
 	if j.check {
-		// Every record of the chunk was taken, in order: they are the
-		// checked records.
+		// Every record of the chunk was taken (ArchiveLines hands on every
+		// record line that parsed), in order: they are the checked records.
 		return j.sinkChecked(c.checked)
 	}
 	return j.sink(recs)
-}
-
-// parallelLines runs fn(0..n-1) on GOMAXPROCS goroutines.
-func parallelLines(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n/8)
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
 }
