@@ -21,25 +21,41 @@ import (
 // chunk, not the archive.
 var archiveChunk = 512
 
-// verifyArchiveSource verifies the archive at src (see loadArchive for the
-// sources) as it streams in, through adp.ArchiveStream. An archive whose
-// records are out of seq order cannot be verified that way: it is read
-// again whole and verified sorted (loadArchive, adp.VerifyArchive), which
-// reports the same.
+// verifyArchiveSource verifies the archive at src (see resolveArchive for
+// the sources) as it streams in, through adp.ArchiveStream. An archive
+// whose records are out of seq order cannot be verified that way: it is
+// read again whole and verified sorted (adp.VerifyArchive), which reports
+// the same.
 func verifyArchiveSource(ctx context.Context, src, caFile string, maxBytes int64) (*archiveReport, error) {
-	rep, err := streamArchive(ctx, src, caFile, maxBytes)
+	source, err := resolveArchive(ctx, src, caFile, maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := source.verify(ctx, false)
 	if errors.Is(err, adp.ErrOutOfOrder) {
-		a, err := loadArchive(ctx, src, caFile, maxBytes)
-		if err != nil {
-			return nil, err
-		}
-		return a.verify(), nil
+		return source.verify(ctx, true)
 	}
 	return rep, err
 }
 
-// streamArchive is loadArchive and verify without holding the archive.
-func streamArchive(ctx context.Context, src, caFile string, maxBytes int64) (*archiveReport, error) {
+// archiveSource is where an archive is read from, resolved once: a local
+// JSON Lines file, an https URL of one (…/archive.jsonl), or an https
+// manifest URL, whose manifest is fetched here and whose formats.jsonl is on
+// the manifest's origin.
+type archiveSource struct {
+	name     string               // what the report calls the source
+	file     string               // a local JSON Lines file, or …
+	jsonlURL string               // … the JSON Lines URL
+	manifest *adp.ArchiveManifest // the manifest of a manifest URL; nil otherwise
+	origin   string               // the manifest URL's host
+	client   *http.Client
+	maxBytes int64
+}
+
+// resolveArchive resolves src: a local file, an https URL ending in
+// /archive.jsonl, or any other https URL — a manifest (…/archive) or a room
+// URL, to which /archive is added.
+func resolveArchive(ctx context.Context, src, caFile string, maxBytes int64) (*archiveSource, error) {
 	if strings.HasPrefix(src, "http://") {
 		return nil, usageError{"archives are fetched over https only"}
 	}
@@ -47,16 +63,7 @@ func streamArchive(ctx context.Context, src, caFile string, maxBytes int64) (*ar
 		if caFile != "" {
 			return nil, usageError{"--ca applies to https URLs only"}
 		}
-		f, err := os.Open(src)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		s := newArchiveStreamer(src, nil, nil)
-		if err := s.read(f, maxBytes, func() error { return fmt.Errorf("%s is larger than --max-bytes %d", src, maxBytes) }); err != nil {
-			return nil, err
-		}
-		return s.report(), nil
+		return &archiveSource{name: src, file: src, maxBytes: maxBytes}, nil
 	}
 	client, err := archiveClient(caFile)
 	if err != nil {
@@ -67,80 +74,137 @@ func streamArchive(ctx context.Context, src, caFile string, maxBytes int64) (*ar
 		return nil, usageError{fmt.Sprintf("%q is not a URL", src)}
 	}
 	if strings.HasSuffix(u.Path, "/archive.jsonl") {
-		s := newArchiveStreamer(src, nil, nil)
-		if err := s.fetch(ctx, client, u.String(), maxBytes); err != nil {
-			return nil, err
-		}
-		return s.report(), nil
+		return &archiveSource{name: src, jsonlURL: u.String(), client: client, maxBytes: maxBytes}, nil
 	}
 	if !strings.HasSuffix(u.Path, "/archive") {
 		u.Path = strings.TrimSuffix(u.Path, "/") + "/archive"
 	}
+	s := &archiveSource{name: u.String(), origin: u.Host, client: client, maxBytes: maxBytes}
 	mdata, err := fetch(ctx, client, u.String(), maxBytes)
 	if err != nil {
 		return nil, err
 	}
-	manifest, err := adp.ParseArchiveManifest(mdata)
-	if err != nil {
+	if s.manifest, err = adp.ParseArchiveManifest(mdata); err != nil {
 		return nil, fmt.Errorf("%s is not an archive manifest: %w", u, err)
 	}
-	jsonl, ok := manifest.Formats["jsonl"]
+	jsonl, ok := s.manifest.Formats["jsonl"]
 	if !ok {
 		return nil, fmt.Errorf("the manifest at %s lists no jsonl format; nothing to verify the records from", u)
 	}
-	ju, err := url.Parse(jsonl)
-	if err != nil || ju.Scheme != "https" || ju.Host != u.Host {
+	ju, ok := s.onOrigin(jsonl)
+	if !ok {
 		return nil, fmt.Errorf("the manifest's jsonl format %q is not on the manifest's origin %s; refusing to follow it", jsonl, u.Host)
 	}
-	// The current layout's pack documents are fetched once the JSONL shows
-	// it is not an older hub's self-contained file, before any record.
-	packs := func(a *loadedArchive) {
-		for i, p := range manifest.Packs {
-			if _, done := a.packs[p.Pack]; done {
-				continue // listed twice; VerifyArchive reports a conflict
-			}
-			pu, err := url.Parse(p.URL)
-			if err != nil || pu.Scheme != "https" || pu.Host != u.Host {
-				a.problems = append(a.problems, adp.Problem{Code: adp.CodePackUnavailable, Pointer: fmt.Sprintf("/packs/%d/url", i),
-					Message: fmt.Sprintf("pack URL %q is not on the manifest's origin %s; not fetched", p.URL, u.Host)})
-				continue
-			}
-			doc, err := fetch(ctx, client, pu.String(), min(maxBytes, maxPackBytes))
-			if err != nil {
-				a.problems = append(a.problems, adp.Problem{Code: adp.CodePackUnavailable, Pointer: fmt.Sprintf("/packs/%d/url", i),
-					Message: err.Error()})
-				continue
-			}
-			a.packs[p.Pack] = doc
-		}
-	}
-	s := newArchiveStreamer(u.String(), manifest, packs)
 	s.jsonlURL = ju.String()
-	if err := s.fetch(ctx, client, ju.String(), maxBytes); err != nil {
+	return s, nil
+}
+
+// onOrigin parses a link of the manifest and reports whether it is an
+// https URL on the manifest URL's host.
+func (s *archiveSource) onOrigin(link string) (*url.URL, bool) {
+	u, err := url.Parse(link)
+	return u, err == nil && u.Scheme == "https" && u.Host == s.origin
+}
+
+// verify reads the archive and verifies it: as it streams in, or whole
+// (every record held, then verified sorted).
+func (s *archiveSource) verify(ctx context.Context, whole bool) (*archiveReport, error) {
+	st := newArchiveStreamer(ctx, s, whole)
+	if err := st.read(); err != nil {
 		return nil, err
 	}
-	return s.report(), nil
+	return st.report(), nil
+}
+
+// open opens the JSON Lines: the file, or the body of a 200 answer.
+func (s *archiveSource) open(ctx context.Context) (io.ReadCloser, error) {
+	if s.file != "" {
+		return os.Open(s.file)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.jsonlURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		// Read as fetch reads it, for the same error.
+		defer resp.Body.Close()
+		_, err := fetchBody(resp, s.jsonlURL, s.maxBytes)
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// tooLarge is the error for JSON Lines longer than maxBytes.
+func (s *archiveSource) tooLarge() error {
+	if s.file != "" {
+		return fmt.Errorf("%s is larger than --max-bytes %d", s.file, s.maxBytes)
+	}
+	return fmt.Errorf("GET %s: the body is larger than --max-bytes %d", s.jsonlURL, s.maxBytes)
+}
+
+// adopt settles the layout of a manifest URL's archive once its JSON Lines
+// showed which it is, before any record: an older hub's self-contained
+// file, whose manifest line must commit to what the fetched manifest does,
+// or the current layout's records, whose pack documents are then fetched
+// from manifest.packs. Either way the fetched manifest is the one verified.
+// Problems go to a.
+func (s *archiveSource) adopt(ctx context.Context, a *loadedArchive) {
+	man := s.manifest
+	if a.layout == adp.ArchiveLayoutSelfContained {
+		// An older hub: the JSONL carries its own manifest and packs.
+		if a.manifest != nil && !sameCommitment(a.manifest, man) {
+			a.problems = append(a.problems, adp.Problem{Code: adp.CodeChainBroken,
+				Message: fmt.Sprintf("the manifest inside %s (room %s, last_seq %d) differs from the manifest fetched from %s (room %s, last_seq %d)",
+					s.jsonlURL, a.manifest.RoomID, a.manifest.LastSeq, s.name, man.RoomID, man.LastSeq)})
+		}
+		a.manifest = man
+		return
+	}
+	a.layout, a.manifest = adp.ArchiveLayoutCurrent, man
+	for i, p := range man.Packs {
+		if _, done := a.packs[p.Pack]; done {
+			continue // listed twice; VerifyArchive reports a conflict
+		}
+		pu, ok := s.onOrigin(p.URL)
+		if !ok {
+			a.problems = append(a.problems, adp.Problem{Code: adp.CodePackUnavailable, Pointer: fmt.Sprintf("/packs/%d/url", i),
+				Message: fmt.Sprintf("pack URL %q is not on the manifest's origin %s; not fetched", p.URL, s.origin)})
+			continue
+		}
+		doc, err := fetch(ctx, s.client, pu.String(), min(s.maxBytes, maxPackBytes))
+		if err != nil {
+			a.problems = append(a.problems, adp.Problem{Code: adp.CodePackUnavailable, Pointer: fmt.Sprintf("/packs/%d/url", i),
+				Message: err.Error()})
+			continue
+		}
+		a.packs[p.Pack] = doc
+	}
 }
 
 // archiveStreamer reads an archive's JSON Lines a chunk at a time and feeds
-// its records to an adp.ArchiveStream (or, without a manifest, keeps them
-// for adp.Replay, which cannot verify such an archive anyway).
+// its records to an adp.ArchiveStream — or holds them, for adp.VerifyArchive
+// (whole) or, without a manifest, adp.Replay, which cannot verify such an
+// archive anyway.
 type archiveStreamer struct {
-	a        *loadedArchive
-	fetched  *adp.ArchiveManifest   // the manifest of a current-layout URL
-	packs    func(a *loadedArchive) // fetches the current layout's pack documents
-	jsonlURL string                 // where the JSONL of a current-layout URL was read
-	lines    jsonlLines             // the line reader
-	st       *adp.ArchiveStream     // nil until the first record, and without a manifest
-	started  bool                   // start ran
-	late     []adp.Problem          // problems found at the start, reported after the parse problems
-	held     []*adp.Record          // the records of an archive without a manifest
-	stErr    error                  // the stream refused records (out of order)
+	ctx     context.Context
+	src     *archiveSource
+	whole   bool               // hold every record, verify at the end
+	a       *loadedArchive     // what was read
+	lines   jsonlLines         // the line reader
+	st      *adp.ArchiveStream // nil until the first record, when holding, and without a manifest
+	started bool               // start ran
+	late    []adp.Problem      // problems found at the start, reported after the parse problems
+	held    []*adp.Record      // the records held
 }
 
-func newArchiveStreamer(src string, fetched *adp.ArchiveManifest, packs func(a *loadedArchive)) *archiveStreamer {
-	s := &archiveStreamer{a: &loadedArchive{source: src, layout: adp.ArchiveLayoutRecordsOnly, packs: map[string][]byte{}}, fetched: fetched, packs: packs}
-	s.lines = jsonlLines{a: s.a, start: s.start, sink: s.sink, sinkChecked: s.sinkChecked, check: true}
+func newArchiveStreamer(ctx context.Context, src *archiveSource, whole bool) *archiveStreamer {
+	s := &archiveStreamer{ctx: ctx, src: src, whole: whole,
+		a: &loadedArchive{source: src.name, layout: adp.ArchiveLayoutRecordsOnly, packs: map[string][]byte{}}}
+	s.lines = jsonlLines{a: s.a, start: s.start, sink: s.sink, sinkChecked: s.sinkChecked, check: !whole}
 	return s
 }
 
@@ -152,24 +216,13 @@ func (s *archiveStreamer) start() {
 	}
 	s.started = true
 	a := s.a
-	if s.fetched != nil {
+	if s.src.manifest != nil {
 		problems := a.problems
 		a.problems = nil
-		if a.layout == adp.ArchiveLayoutSelfContained {
-			// An older hub: the JSONL carries its own manifest and packs.
-			if a.manifest != nil && !sameCommitment(a.manifest, s.fetched) {
-				a.problems = append(a.problems, adp.Problem{Code: adp.CodeChainBroken,
-					Message: fmt.Sprintf("the manifest inside %s (room %s, last_seq %d) differs from the manifest fetched from %s (room %s, last_seq %d)",
-						s.jsonlURL, a.manifest.RoomID, a.manifest.LastSeq, a.source, s.fetched.RoomID, s.fetched.LastSeq)})
-			}
-		} else {
-			a.layout = adp.ArchiveLayoutCurrent
-			s.packs(a)
-		}
-		a.manifest = s.fetched
+		s.src.adopt(s.ctx, a)
 		s.late, a.problems = a.problems, problems
 	}
-	if a.manifest != nil {
+	if a.manifest != nil && !s.whole {
 		s.st, _ = adp.NewArchiveStream(a.manifest, a.packs, &adp.ArchiveOptions{SelfContained: a.layout == adp.ArchiveLayoutSelfContained})
 	}
 }
@@ -192,13 +245,17 @@ func (s *archiveStreamer) sinkChecked(c *adp.CheckedRecords) error {
 	return s.st.AddChecked(c)
 }
 
-// read reads the JSONL from r, at most maxBytes of it (tooLarge is the
-// error past that).
-func (s *archiveStreamer) read(r io.Reader, maxBytes int64, tooLarge func() error) error {
-	lr := &io.LimitedReader{R: r, N: maxBytes + 1}
-	err := s.lines.read(lr, maxBytes)
+// read reads the source's JSON Lines, at most maxBytes of it.
+func (s *archiveStreamer) read() error {
+	body, err := s.src.open(s.ctx)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	lr := &io.LimitedReader{R: body, N: s.src.maxBytes + 1}
+	err = s.lines.read(lr, s.src.maxBytes)
 	if lr.N <= 0 {
-		return tooLarge()
+		return s.src.tooLarge()
 	}
 	if err != nil {
 		return err
@@ -207,26 +264,7 @@ func (s *archiveStreamer) read(r io.Reader, maxBytes int64, tooLarge func() erro
 	return nil
 }
 
-// fetch GETs the JSONL at u and reads it as it arrives.
-func (s *archiveStreamer) fetch(ctx context.Context, client *http.Client, u string, maxBytes int64) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		// Read as fetch reads it, for the same error.
-		_, err := fetchBody(resp, u, maxBytes)
-		return err
-	}
-	return s.read(resp.Body, maxBytes, func() error { return fmt.Errorf("GET %s: the body is larger than --max-bytes %d", u, maxBytes) })
-}
-
-// report is verify's report of the streamed archive.
+// report is verify's report of the archive read.
 func (s *archiveStreamer) report() *archiveReport {
 	a := s.a
 	a.problems = append(a.problems, s.late...)
