@@ -2,32 +2,21 @@ package adp
 
 import (
 	"bytes"
-	"encoding/json"
 	"reflect"
 	"testing"
 )
 
-// archiveLine marshals v as one archive line.
-func archiveLine(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func TestParseArchiveLine(t *testing.T) {
 	f := newFixture(t, nil)
 	rec := f.records[0]
-	man := archiveLine(t, manifestFor(f))
+	man := snapshot(t, manifestFor(f))
 
 	t.Run("kinds", func(t *testing.T) {
 		l, err := ParseArchiveLine(man)
 		if err != nil || l.Manifest == nil || l.Manifest.RoomID != testRoom || l.Record != nil || l.Pack != "" {
 			t.Fatalf("manifest line: %+v %v", l, err)
 		}
-		l, err = ParseArchiveLine(archiveLine(t, rec))
+		l, err = ParseArchiveLine(snapshot(t, rec))
 		if err != nil || l.Record == nil || l.Record.Hash != rec.Hash || l.Seq != 1 || l.Manifest != nil {
 			t.Fatalf("record line: %+v %v", l, err)
 		}
@@ -52,7 +41,7 @@ func TestParseArchiveLine(t *testing.T) {
 			{"bad manifest", `{"type":"room.archive","protocol":"agent-discourse/1.0"}`, CodeInvalidRequest, 0},
 			{"pack without document", `{"type":"room.archive.pack","pack":"https://p"}`, CodePackUnavailable, 0},
 			{"pack without URL", `{"type":"room.archive.pack","pack":"","document":"{}"}`, CodePackUnavailable, 0},
-			{"bad record keeps its seq", string(archiveLine(t, bad)), CodeInvalidRecord, 1},
+			{"bad record keeps its seq", string(snapshot(t, bad)), CodeInvalidRecord, 1},
 			{"record without seq", `{"room_id":"r"}`, CodeInvalidRecord, 0},
 		}
 		for _, c := range cases {
@@ -72,7 +61,7 @@ func TestParseArchiveLine(t *testing.T) {
 		for i := range 100 { // enough lines for several workers
 			switch i % 3 {
 			case 0:
-				lines = append(lines, archiveLine(t, rec))
+				lines = append(lines, snapshot(t, rec))
 			case 1:
 				lines = append(lines, []byte(`{nope`))
 			default:
@@ -92,10 +81,10 @@ func TestParseArchiveLine(t *testing.T) {
 func TestArchiveLines(t *testing.T) {
 	f := newFixture(t, nil)
 	f.must("alice", TypeRoomJoin, obj{"role": "speaker"})
-	r1, r2 := archiveLine(t, f.records[0]), archiveLine(t, f.records[1])
-	man := archiveLine(t, manifestFor(f))
+	r1, r2 := snapshot(t, f.records[0]), snapshot(t, f.records[1])
+	man := snapshot(t, manifestFor(f))
 	pack := func(u, doc string) []byte {
-		return archiveLine(t, obj{"type": ArchivePackLineType, "pack": u, "digest": "sha256:x", "document": doc})
+		return snapshot(t, obj{"type": ArchivePackLineType, "pack": u, "digest": "sha256:x", "document": doc})
 	}
 	// feed takes lines in order and returns the records handed on and the
 	// codes of the refused lines ("" for a taken line).
