@@ -35,8 +35,13 @@ const (
 )
 
 // ArchiveLine is one non-blank line of a JSON Lines archive, parsed: exactly
-// one of Manifest, Record and Pack is set.
+// one of Manifest, Record and Pack is set when the line is valid.
 type ArchiveLine struct {
+	// Type is the line's type, also of a line that is not valid:
+	// ArchiveManifestType or ArchivePackLineType for the self-contained
+	// layout's lines, "" for a record line (and for one that is not a JSON
+	// object or of an unknown type).
+	Type     string
 	Manifest *ArchiveManifest // a manifest line
 	Record   *Record          // a record line (shape and record hash checked)
 	Pack     string           // a pack document line: the pack's import URL …
@@ -60,7 +65,7 @@ func ParseArchiveLine(line []byte) (ArchiveLine, error) {
 	v, err := identity.ParseStrict(line)
 	if err != nil {
 		e := jsonError(err, "", CodeInvalidRecord)
-		e.Message = "not strict JSON: " + e.Message
+		e.Message = "not strict JSON: " + err.Error() // with the byte offset
 		return ArchiveLine{}, e
 	}
 	obj, ok := v.(map[string]any)
@@ -74,16 +79,16 @@ func ParseArchiveLine(line []byte) (ArchiveLine, error) {
 		if err != nil {
 			e := *AsError(err)
 			e.Message = "manifest: " + e.Message
-			return ArchiveLine{}, &e
+			return ArchiveLine{Type: ArchiveManifestType}, &e
 		}
-		return ArchiveLine{Manifest: m}, nil
+		return ArchiveLine{Type: ArchiveManifestType, Manifest: m}, nil
 	case typ == ArchivePackLineType:
 		u, _ := obj["pack"].(string)
 		doc, ok := obj["document"].(string)
 		if u == "" || !ok {
-			return ArchiveLine{}, newError(CodePackUnavailable, "", "a pack document line needs \"pack\" and \"document\" strings")
+			return ArchiveLine{Type: ArchivePackLineType}, newError(CodePackUnavailable, "", "a pack document line needs \"pack\" and \"document\"")
 		}
-		return ArchiveLine{Pack: u, Document: []byte(doc)}, nil
+		return ArchiveLine{Type: ArchivePackLineType, Pack: u, Document: []byte(doc)}, nil
 	case typed:
 		return ArchiveLine{}, newError(CodeInvalidRecord, "/type", "unknown line type %s", text.Truncate(fmt.Sprint(typ), 80))
 	}
@@ -120,30 +125,30 @@ type ArchiveLines struct {
 }
 
 // Take takes the next line, as ParseArchiveLine returned it (err is its
-// error: the line still counts, and err is returned). It returns the
-// record of a record line to hand on, nil for a manifest or pack line, or
-// an *Error for a line out of place. A record line parsed without error is
-// always handed on.
+// error: the line still counts). It returns the record of a record line to
+// hand on, nil for a manifest or pack line, or an *Error: for a manifest or
+// pack line out of place (whether valid or not), else err. A record line
+// parsed without error is always handed on.
 func (s *ArchiveLines) Take(line ArchiveLine, err error) (*Record, error) {
 	s.lines++
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case line.Manifest != nil:
+	switch line.Type {
+	case ArchiveManifestType:
 		if s.lines != 1 {
 			return nil, newError(CodeInvalidRequest, "", "a manifest line is only allowed first, in the self-contained layout")
 		}
+		if err != nil {
+			return nil, err
+		}
 		s.manifest = line.Manifest
-	case line.Record != nil:
-		s.records = true
-		return line.Record, nil
-	default:
+	case ArchivePackLineType:
 		if s.manifest == nil {
 			return nil, newError(CodePackUnavailable, "", "a pack document line belongs to the self-contained layout, after its manifest line")
 		}
 		if s.records {
 			return nil, newError(CodePackUnavailable, "", "a pack document line after the records")
+		}
+		if err != nil {
+			return nil, err
 		}
 		if prev, dup := s.packs[line.Pack]; dup {
 			if string(prev) != string(line.Document) {
@@ -155,6 +160,12 @@ func (s *ArchiveLines) Take(line ArchiveLine, err error) (*Record, error) {
 			s.packs = map[string][]byte{}
 		}
 		s.packs[line.Pack] = line.Document
+	default:
+		if err != nil {
+			return nil, err
+		}
+		s.records = true
+		return line.Record, nil
 	}
 	return nil, nil
 }

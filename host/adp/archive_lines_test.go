@@ -3,6 +3,7 @@ package adp
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -13,15 +14,15 @@ func TestParseArchiveLine(t *testing.T) {
 
 	t.Run("kinds", func(t *testing.T) {
 		l, err := ParseArchiveLine(man)
-		if err != nil || l.Manifest == nil || l.Manifest.RoomID != testRoom || l.Record != nil || l.Pack != "" {
+		if err != nil || l.Type != ArchiveManifestType || l.Manifest == nil || l.Manifest.RoomID != testRoom || l.Record != nil || l.Pack != "" {
 			t.Fatalf("manifest line: %+v %v", l, err)
 		}
 		l, err = ParseArchiveLine(snapshot(t, rec))
-		if err != nil || l.Record == nil || l.Record.Hash != rec.Hash || l.Seq != 1 || l.Manifest != nil {
+		if err != nil || l.Type != "" || l.Record == nil || l.Record.Hash != rec.Hash || l.Seq != 1 || l.Manifest != nil {
 			t.Fatalf("record line: %+v %v", l, err)
 		}
 		l, err = ParseArchiveLine([]byte(`{"type":"room.archive.pack","pack":"https://p.example/a","digest":"sha256:x","document":"{\"a\":1}"}`))
-		if err != nil || l.Pack != "https://p.example/a" || string(l.Document) != `{"a":1}` || l.Record != nil {
+		if err != nil || l.Type != ArchivePackLineType || l.Pack != "https://p.example/a" || string(l.Document) != `{"a":1}` || l.Record != nil {
 			t.Fatalf("pack line: %+v %v", l, err)
 		}
 	})
@@ -140,6 +141,16 @@ func TestArchiveLines(t *testing.T) {
 			if !reflect.DeepEqual(codes, c.codes) {
 				t.Errorf("%s: codes %q, want %q", name, codes, c.codes)
 			}
+		}
+		// Place is checked before content: a bad manifest or pack line out
+		// of place is reported as out of place.
+		var p ArchiveLines
+		feed(&p, r1)
+		if _, err := p.Take(ParseArchiveLine([]byte(`{"type":"room.archive"}`))); err == nil || !strings.Contains(err.Error(), "only allowed first") {
+			t.Errorf("a bad manifest after a record: %v", err)
+		}
+		if _, err := p.Take(ParseArchiveLine([]byte(`{"type":"room.archive.pack"}`))); err == nil || !strings.Contains(err.Error(), "belongs to the self-contained layout") {
+			t.Errorf("a bad pack line without a manifest: %v", err)
 		}
 		// The document kept for a pack refused a second time is the first.
 		var s ArchiveLines
