@@ -127,7 +127,7 @@ func (p *Plugin) compile(ctx context.Context, module []byte) error {
 		}
 		err = p.compileWith(ctx, load.cache, module)
 		if err == nil {
-			p.fromCache = load.placed
+			p.fromCache = load.used()
 			load.finish()
 			p.ownCache = load.cache
 			return nil
