@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"apconnect/sdk-guest/plugin"
+	// The Structured result is a struct: encoding/json encodes it.
+	_ "apconnect/sdk-guest/plugin/stdlib"
 	"apconnect/sdk-guest/text"
 	"encoding/json"
 )
