@@ -18,7 +18,7 @@ import (
 var ctx = context.Background()
 
 // entry is a [[plugins]] entry for the module at path, pinning its digest.
-func entry(t *testing.T, name, path string, grants ...string) config.Plugin {
+func entry(t testing.TB, name, path string, grants ...string) config.Plugin {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -27,7 +27,7 @@ func entry(t *testing.T, name, path string, grants ...string) config.Plugin {
 	return config.Plugin{Name: name, Path: path, SHA256: plugin.Digest(data), Grants: grants, Limits: config.DefaultPluginLimits(), Enabled: true}
 }
 
-func newConfig(t *testing.T, plugins ...config.Plugin) *config.Config {
+func newConfig(t testing.TB, plugins ...config.Plugin) *config.Config {
 	t.Helper()
 	cfg, err := config.Default(t.TempDir(), config.DefaultOptions{})
 	if err != nil {

@@ -16,24 +16,27 @@ import (
 // json.RawMessage — without encoding/json, fmt or reflect: those three
 // make up about 40% of a minimal Go plugin (docs/PLUGINS.md). Other values
 // (structs, pointers, typed maps and slices) need reflection: importing
-// apconnect/sdk-guest/plugin/stdlib installs encoding/json for them.
+// apconnect/sdk-guest/plugin/structjson (reflection only) or
+// apconnect/sdk-guest/plugin/stdlib (encoding/json) installs an encoder
+// for them.
 
 // marshalOther encodes the values appendValue does not know; nil until a
-// package (stdlib) installs one with EncodeOthersWith.
+// package (structjson, stdlib) installs one with EncodeOthersWith.
 var marshalOther func(v any) ([]byte, error)
 
 // EncodeOthersWith installs marshal (encoding/json.Marshal, in practice)
 // for the values the SDK's own encoder does not handle: structs, pointers
 // and typed maps or slices in schemas, Structured results, proposal
-// payloads and Extra. Import apconnect/sdk-guest/plugin/stdlib for its
-// side effect instead of calling this directly. Without it such a value
+// payloads and Extra. Import apconnect/sdk-guest/plugin/structjson or
+// apconnect/sdk-guest/plugin/stdlib for its side effect instead of calling
+// this directly; the last installed wins. Without it such a value
 // makes the operation fail with code encode_failed, naming the fix.
 func EncodeOthersWith(marshal func(v any) ([]byte, error)) { marshalOther = marshal }
 
 // errNeedsReflection is the failure for a value only reflection encodes.
 var errNeedsReflection = errors.New("plugin: a value is not one the SDK encodes without reflection " +
 	"(nil, bool, string, a number, []any, []string, map[string]any, map[string]string, plugin.Raw or a json.Marshaler such as json.RawMessage); " +
-	`for structs, pointers and typed maps or slices add import _ "apconnect/sdk-guest/plugin/stdlib" to the plugin`)
+	`for structs, pointers and typed maps or slices add import _ "apconnect/sdk-guest/plugin/structjson" (or .../plugin/stdlib) to the plugin`)
 
 // marshaler is encoding/json's Marshaler, named here without importing it.
 type marshaler interface {
