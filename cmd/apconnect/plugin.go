@@ -37,7 +37,7 @@ more than its grants.
 The description is checked by every rule a real load applies, so a plugin that
 inspects cleanly loads with the printed entry. The compiled code goes into the
 apconnect home's compilation cache (state/plugin-cache of --home, else of
-$APCONNECT_HOME or the default home when it has a config.toml), the cache
+$APCONNECT_HOME or the default home, when it has a config.toml), the cache
 apconnect mcp and serve read: after inspecting a plugin and enabling it with
 the printed entry, the first start does not compile it. Without a home the
 code is cached under the user cache directory ($XDG_CACHE_HOME/apconnect/plugins
@@ -203,14 +203,26 @@ func writeSafeJSON(w io.Writer, v any) error {
 }
 
 // inspectHome is the home whose compilation cache "plugin inspect" fills:
-// --home (which must hold a config), else $APCONNECT_HOME or the default
-// home when its config loads; nil when there is none.
+// --home (which must hold a config), else the home $APCONNECT_HOME names,
+// else the default one ($XDG_CONFIG_HOME/apconnect, ~/.config/apconnect),
+// when its config loads; nil when there is none. The environment is read
+// through e, as the rest of the command does, so tests stay hermetic.
 func inspectHome(e *env, flagHome string) (*config.Config, error) {
 	if flagHome != "" {
 		return loadConfig(flagHome)
 	}
-	dir, err := config.ResolveHome(e.getenv(config.EnvHome))
-	if err != nil {
+	dir := ""
+	if h := e.getenv(config.EnvHome); h != "" {
+		d, err := config.ResolveHome(h)
+		if err != nil {
+			return nil, nil
+		}
+		dir = d
+	} else if x := e.getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
+		dir = filepath.Join(x, "apconnect")
+	} else if h := e.getenv("HOME"); h != "" && filepath.IsAbs(h) {
+		dir = filepath.Join(h, ".config", "apconnect")
+	} else {
 		return nil, nil
 	}
 	if _, err := os.Stat(filepath.Join(dir, config.FileName)); err != nil {

@@ -116,6 +116,26 @@ func TestInspectWarmsTheHomeCache(t *testing.T) {
 	if got := sealedEntries(t, otherCfg); len(got) != 1 {
 		t.Fatalf("inspect with %s=%s: the home's cache holds %v", config.EnvHome, other, got)
 	}
+	// So does the default home, $XDG_CONFIG_HOME/apconnect, when it has a
+	// config; without one the user cache directory is used.
+	xdg := t.TempDir()
+	if code, _, errOut := runCLI(t, "init", "--home", filepath.Join(xdg, "apconnect"), "--unencrypted-key"); code != 0 {
+		t.Fatalf("init: %s", errOut)
+	}
+	xdgCfg, err := config.Load(filepath.Join(xdg, "apconnect"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	userCache := t.TempDir()
+	if code, _, errOut := runCLIEnv(t, map[string]string{"XDG_CONFIG_HOME": xdg, "XDG_CACHE_HOME": userCache}, "plugin", "inspect", wasm); code != 0 {
+		t.Fatalf("inspect with XDG_CONFIG_HOME: %s", errOut)
+	}
+	if got := sealedEntries(t, xdgCfg); len(got) != 1 {
+		t.Fatalf("inspect with the default home: its cache holds %v", got)
+	}
+	if entries, _ := os.ReadDir(userCache); len(entries) != 0 {
+		t.Fatalf("inspect with a default home also filled the user cache directory: %v", entries)
+	}
 
 	// --home names the cache: it excludes --cache and --no-cache, and a
 	// home without a config is an error, not a silent fallback.
