@@ -186,11 +186,16 @@ func pluginHome(b *testing.B, h *hubtest.Hub) string {
 	return home
 }
 
+// startTimes is what startOnce measures of one start.
+type startTimes struct {
+	initialized time.Duration // exec to the answer to initialize
+	listed      time.Duration // exec to the answer to tools/list
+	cpu         time.Duration // the process's user and system CPU time, start to exit
+}
+
 // startOnce starts `apconnect mcp` in home, connects, asks for the tool
-// list, checks that it holds every plugin tool and stops the process. It
-// returns the time from exec to the answer to initialize and the time from
-// exec to the answer to tools/list.
-func startOnce(b *testing.B, home string, wantTools int) (initialized, listed time.Duration) {
+// list, checks that it holds every plugin tool and stops the process.
+func startOnce(b *testing.B, home string, wantTools int) startTimes {
 	cmd := exec.Command(bin, "mcp", "--home", home, "--log-level", "warn")
 	start := time.Now()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).Connect(context.Background(),
@@ -198,9 +203,9 @@ func startOnce(b *testing.B, home string, wantTools int) (initialized, listed ti
 	if err != nil {
 		b.Fatal(err)
 	}
-	initialized = time.Since(start)
+	initialized := time.Since(start)
 	list, err := cs.ListTools(bg, nil)
-	listed = time.Since(start)
+	listed := time.Since(start)
 	b.StopTimer()
 	defer b.StartTimer()
 	if err != nil || len(list.Tools) != wantTools {
@@ -209,34 +214,48 @@ func startOnce(b *testing.B, home string, wantTools int) (initialized, listed ti
 	if err := cs.Close(); err != nil {
 		b.Fatal(err)
 	}
-	return initialized, listed
+	var cpu time.Duration
+	if ps := cmd.ProcessState; ps != nil {
+		cpu = ps.UserTime() + ps.SystemTime()
+	}
+	return startTimes{initialized, listed, cpu}
 }
 
 // startBench runs startOnce b.N times on home, "warm" (the cache filled by
 // one start first) or "cold" (the compilation cache removed before each
-// start), and reports the percentiles of the figure pick chooses.
-func startBench(b *testing.B, home string, tools int, pick func(initialized, listed time.Duration) time.Duration) {
+// start), and reports the percentiles of the figure pick chooses. With
+// cpu it also reports the median CPU time of the process (cpu-ms): on a
+// shared machine the wall time moves with the load, the CPU time much
+// less.
+func startBench(b *testing.B, home string, tools int, pick func(startTimes) time.Duration, cpu bool) {
 	cache := filepath.Join(home, config.DefaultStateDir, pluginhost.CacheDirName)
-	b.Run("warm", func(b *testing.B) {
-		startOnce(b, home, tools) // fills the cache
+	run := func(b *testing.B, before func()) {
 		d := make([]time.Duration, 0, b.N)
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			d = append(d, pick(startOnce(b, home, tools)))
-		}
-		percentiles(b, d)
-	})
-	b.Run("cold", func(b *testing.B) {
-		d := make([]time.Duration, 0, b.N)
+		c := make([]time.Duration, 0, b.N)
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
+			before()
+			b.StartTimer()
+			st := startOnce(b, home, tools)
+			d, c = append(d, pick(st)), append(c, st.cpu)
+		}
+		percentiles(b, d)
+		if cpu {
+			slices.Sort(c)
+			b.ReportMetric(float64(c[len(c)/2].Nanoseconds())/1e6, "cpu-ms")
+		}
+	}
+	b.Run("warm", func(b *testing.B) {
+		startOnce(b, home, tools) // fills the cache
+		b.ResetTimer()
+		run(b, func() {})
+	})
+	b.Run("cold", func(b *testing.B) {
+		run(b, func() {
 			if err := os.RemoveAll(cache); err != nil {
 				b.Fatal(err)
 			}
-			b.StartTimer()
-			d = append(d, pick(startOnce(b, home, tools)))
-		}
-		percentiles(b, d)
+		})
 	})
 }
 
@@ -250,7 +269,7 @@ func startBench(b *testing.B, home string, tools int, pick func(initialized, lis
 func BenchmarkStartToInitializePlugins(b *testing.B) {
 	h := startHub(b)
 	startBench(b, pluginHome(b, h), len(toolcatalog.Names())+len(firstParty),
-		func(initialized, _ time.Duration) time.Duration { return initialized })
+		func(st startTimes) time.Duration { return st.initialized }, false)
 }
 
 // BenchmarkStartToToolsPlugins is the time from exec of `apconnect mcp`,
@@ -268,5 +287,5 @@ func BenchmarkStartToInitializePlugins(b *testing.B) {
 func BenchmarkStartToToolsPlugins(b *testing.B) {
 	h := startHub(b)
 	startBench(b, pluginHome(b, h), len(toolcatalog.Names())+len(firstParty),
-		func(_, listed time.Duration) time.Duration { return listed })
+		func(st startTimes) time.Duration { return st.listed }, true)
 }
