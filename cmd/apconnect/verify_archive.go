@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	"apconnect/host/adp"
-	"apconnect/host/identity"
 )
 
 // defaultArchiveMaxBytes bounds a fetched or read archive.
@@ -76,11 +74,10 @@ apconnect verify-archive room-archive.jsonl`,
 				if *maxBytes <= 0 {
 					return usageError{"--max-bytes must be positive"}
 				}
-				res, err := loadArchive(ctx, args[0], *ca, *maxBytes)
+				report, err := verifyArchiveSource(ctx, args[0], *ca, *maxBytes)
 				if err != nil {
 					return err
 				}
-				report := res.verify()
 				if *asJSON {
 					enc := json.NewEncoder(e.stdout)
 					enc.SetIndent("", "  ")
@@ -145,22 +142,26 @@ type archiveReport struct {
 // verify runs adp.VerifyArchive (or, without a manifest, adp.Replay, and
 // reports the missing commitment) and gathers every problem.
 func (a *loadedArchive) verify() *archiveReport {
-	var rep *adp.ArchiveReport
-	problems := append([]adp.Problem(nil), a.problems...)
 	if a.manifest != nil {
 		r, err := adp.VerifyArchive(a.manifest, a.records, a.packs, &adp.ArchiveOptions{SelfContained: a.layout == layoutSelfContained})
+		var pre []adp.Problem
 		if err != nil {
-			problems = append(problems, adp.Problem{Code: adp.ErrorCode(err), Message: err.Error()})
+			pre = []adp.Problem{{Code: adp.ErrorCode(err), Message: err.Error()}}
 			r = &adp.ArchiveReport{}
 		}
-		rep = r
-	} else {
-		limits := adp.VerifierLimits()
-		rep = adp.Replay(&adp.Rules{Limits: limits, Packs: adp.StaticPacks(a.packs)}, a.records)
-		problems = append(problems, adp.Problem{Code: adp.CodeChainBroken,
-			Message: "the archive has no manifest: there is no last_hash commitment to check the chain against" +
-				" (a current-layout archive is verified from its manifest URL, …/archive)"})
+		return a.reportOf(r, pre)
 	}
+	limits := adp.VerifierLimits()
+	rep := adp.Replay(&adp.Rules{Limits: limits, Packs: adp.StaticPacks(a.packs)}, a.records)
+	return a.reportOf(rep, []adp.Problem{{Code: adp.CodeChainBroken,
+		Message: "the archive has no manifest: there is no last_hash commitment to check the chain against" +
+			" (a current-layout archive is verified from its manifest URL, …/archive)"}})
+}
+
+// reportOf is the report of a verification: the problems found reading the
+// archive, then pre, then the verification's.
+func (a *loadedArchive) reportOf(rep *adp.ArchiveReport, pre []adp.Problem) *archiveReport {
+	problems := append(append([]adp.Problem(nil), a.problems...), pre...)
 	problems = append(problems, rep.Problems...)
 	out := &archiveReport{
 		OK: len(problems) == 0, Source: a.source, Layout: a.layout, RoomID: rep.RoomID, Records: rep.Records,
@@ -345,80 +346,8 @@ func sameCommitment(a, b *adp.ArchiveManifest) bool {
 // cannot be read is a problem, and reading goes on.
 func parseArchiveJSONL(src string, data []byte) *loadedArchive {
 	a := &loadedArchive{source: src, layout: layoutRecordsOnly, packs: map[string][]byte{}}
-	bad := func(line int, code, format string, args ...any) {
-		a.problems = append(a.problems, adp.Problem{Code: code, Message: fmt.Sprintf("line %d: ", line) + fmt.Sprintf(format, args...)})
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), len(data)+1)
-	line, seen := 0, 0
-	for sc.Scan() {
-		line++
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		seen++
-		v, err := identity.ParseStrict(text)
-		if err != nil {
-			bad(line, adp.CodeInvalidRecord, "not strict JSON: %v", err)
-			continue
-		}
-		obj, ok := v.(map[string]any)
-		if !ok {
-			bad(line, adp.CodeInvalidRecord, "not a JSON object")
-			continue
-		}
-		switch obj["type"] {
-		case archiveManifestType:
-			if a.manifest != nil || seen != 1 {
-				bad(line, adp.CodeInvalidRequest, "a manifest line is only allowed first, in the self-contained layout")
-				continue
-			}
-			m, err := adp.ParseArchiveManifest(text)
-			if err != nil {
-				bad(line, adp.ErrorCode(err), "manifest: %v", err)
-				continue
-			}
-			a.manifest, a.layout = m, layoutSelfContained
-		case archivePackType:
-			if a.layout != layoutSelfContained {
-				bad(line, adp.CodePackUnavailable, "a pack document line belongs to the self-contained layout, after its manifest line")
-				continue
-			}
-			if len(a.records) > 0 {
-				bad(line, adp.CodePackUnavailable, "a pack document line after the records")
-				continue
-			}
-			u, _ := obj["pack"].(string)
-			doc, ok := obj["document"].(string)
-			if u == "" || !ok {
-				bad(line, adp.CodePackUnavailable, "a pack document line needs \"pack\" and \"document\"")
-				continue
-			}
-			if prev, dup := a.packs[u]; dup && string(prev) != doc {
-				bad(line, adp.CodePackUnavailable, "two different documents for pack %s", u)
-				continue
-			}
-			a.packs[u] = []byte(doc)
-		default:
-			if _, has := obj["type"]; has {
-				bad(line, adp.CodeInvalidRecord, "unknown line type %v", obj["type"])
-				continue
-			}
-			rec, err := adp.RecordFromValue(v, "")
-			if err != nil {
-				seq, _ := identity.IntValue(obj["seq"])
-				e := adp.AsError(err)
-				a.problems = append(a.problems, adp.Problem{Seq: max(seq, 0), Code: e.Code, Pointer: e.Pointer,
-					Message: fmt.Sprintf("line %d: %s", line, e.Message)})
-				continue
-			}
-			a.records = append(a.records, rec)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		bad(line+1, adp.CodeInvalidRecord, "%v", err)
-	}
+	j := jsonlLines{a: a, sink: func(recs []*adp.Record) error { a.records = append(a.records, recs...); return nil }}
+	_ = j.read(bytes.NewReader(data), int64(len(data))) // the sink never fails
 	return a
 }
 
@@ -458,6 +387,11 @@ func fetch(ctx context.Context, client *http.Client, u string, maxBytes int64) (
 		return nil, err
 	}
 	defer resp.Body.Close()
+	return fetchBody(resp, u, maxBytes)
+}
+
+// fetchBody reads the body of fetch's answer.
+func fetchBody(resp *http.Response, u string, maxBytes int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", u, err)

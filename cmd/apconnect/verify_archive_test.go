@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -293,5 +295,56 @@ func TestVerifyArchiveExternalPack(t *testing.T) {
 	code, out, _ = runCLI(t, "verify-archive", file)
 	if code != 1 || !strings.Contains(out, "[pack_unavailable]") {
 		t.Fatalf("without the pack line: exit %d\n%s", code, out)
+	}
+}
+
+// The streamed verification reports what the whole-archive one reports, on
+// clean, tampered, shuffled (read again whole and sorted) and records-only
+// archives, and in chunks of any size.
+func TestVerifyArchiveStreamMatchesWhole(t *testing.T) {
+	h, id, msgSeq := archiveRoom(t)
+	dir := t.TempDir()
+	full := selfContained(t, h, id)
+	lines := bytes.Split(bytes.TrimSpace(full), []byte("\n"))
+	join := func(ls [][]byte) []byte { return append(bytes.Join(ls, []byte("\n")), '\n') }
+	tampered := slices.Clone(lines)
+	tampered[msgSeq] = bytes.Replace(tampered[msgSeq], []byte(`"hello"`), []byte(`"HELLO"`), 1)
+	tampered = append(tampered[:5], tampered[6:]...)
+	shuffled := slices.Clone(lines)
+	shuffled[2], shuffled[4] = shuffled[4], shuffled[2]
+	files := map[string][]byte{
+		"clean": full, "tampered": join(tampered), "shuffled": join(shuffled), "records only": join(lines[1:]),
+		"bad lines": join(append(slices.Clone(lines), []byte("{not json"), []byte(`{"type":"room.archive.pack","pack":"x","document":"{}"}`))),
+	}
+	defer func(n int) { archiveChunk = n }(archiveChunk)
+	for name, data := range files {
+		file := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".jsonl")
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		whole, err := loadArchive(context.Background(), file, "", defaultArchiveMaxBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(whole.verify())
+		for _, chunk := range []int{1, 2, 512} {
+			archiveChunk = chunk
+			rep, err := verifyArchiveSource(context.Background(), file, "", defaultArchiveMaxBytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := json.Marshal(rep); !bytes.Equal(got, want) {
+				t.Errorf("%s in chunks of %d:\n got %s\nwant %s", name, chunk, got, want)
+			}
+			if name == "shuffled" && !rep.OK {
+				t.Errorf("the shuffled archive does not verify: %+v", rep.Problems)
+			}
+			if name == "tampered" && rep.OK {
+				t.Errorf("the tampered archive verifies")
+			}
+		}
+	}
+	if _, err := verifyArchiveSource(context.Background(), filepath.Join(dir, "clean.jsonl"), "", 100); err == nil || !strings.Contains(err.Error(), "larger than --max-bytes 100") {
+		t.Errorf("an archive past --max-bytes: %v", err)
 	}
 }

@@ -3,10 +3,14 @@ package adp
 import (
 	"apconnect/host/text"
 	"cmp"
+	"errors"
 	"fmt"
 	"net/url"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"apconnect/host/identity"
 )
@@ -119,35 +123,100 @@ func (a *ArchiveReport) add(seq int64, err error) {
 // among the earlier records, custom payloads validated against the
 // definition in force at their seq; redacted records reported. rules gives
 // the limits to hold the host to (nil: VerifierLimits) and resolves external
-// packs (StaticPacks of the archive's pack documents).
+// packs (StaticPacks of the archive's pack documents). The hashes and
+// signatures are checked on every core; the replay runs in seq order.
 func Replay(rules *Rules, records []*Record) *ArchiveReport {
-	rules = rules.orDefault()
-	rep := &ArchiveReport{}
+	var rp replayer
+	rp.init(rules.orDefault())
 	recs := make([]*Record, 0, len(records))
 	for i, rec := range records {
 		if rec == nil {
-			rep.add(0, newError(CodeInvalidRecord, "", "record %d is nil", i))
+			rp.rep.add(0, newError(CodeInvalidRecord, "", "record %d is nil", i))
 			continue
 		}
 		recs = append(recs, rec)
 	}
 	slices.SortStableFunc(recs, func(a, b *Record) int { return cmp.Compare(a.Seq, b.Seq) })
-	rep.Records = len(recs)
-	if len(recs) == 0 {
-		rep.add(0, newError(CodeChainBroken, "", "the archive holds no records"))
-		return rep
-	}
-	rep.RoomID = recs[0].RoomID
+	rp.add(recs)
+	return rp.finish()
+}
 
-	hashes := map[int64]string{}
-	events := map[string]bool{}
-	lookup := CheckOptions{
-		Records: RecordHashFunc(func(seq int64) (string, bool) { h, ok := hashes[seq]; return h, ok }),
-		Events:  EventFunc(func(id string) bool { return events[id] }),
+// ErrOutOfOrder is returned by ArchiveStream.Add for a record whose seq is
+// below one added before: a stream is verified in the order it arrives, so
+// such an archive is verified whole instead (VerifyArchive sorts it).
+var ErrOutOfOrder = errors.New("adp: archive records out of seq order")
+
+// replayer is the state of Replay between records: it takes them in
+// ascending seq order, any number at a time.
+type replayer struct {
+	rules   *Rules
+	rep     *ArchiveReport
+	hashes  map[int64]string
+	events  map[string]bool
+	lookup  CheckOptions
+	room    *Room
+	prev    *Record
+	packRec []*Record // the room.create and type.define records (ReferencedPacks)
+	collect bool      // add gathers packRec
+}
+
+func (p *replayer) init(rules *Rules) {
+	p.rules, p.rep = rules, &ArchiveReport{}
+	p.hashes, p.events = map[int64]string{}, map[string]bool{}
+	p.lookup = CheckOptions{
+		Records: RecordHashFunc(func(seq int64) (string, bool) { h, ok := p.hashes[seq]; return h, ok }),
+		Events:  EventFunc(func(id string) bool { return p.events[id] }),
 	}
-	var room *Room
-	var prev *Record
-	for _, rec := range recs {
+}
+
+// CheckedRecords are records whose state-independent checks ran: shape and
+// record hash (Validate) and, for signed envelopes, the event hash and
+// signature. CheckRecords runs them on every core, on any goroutine, so a
+// reader can check the next chunk of an archive while ArchiveStream replays
+// the one before.
+type CheckedRecords struct {
+	recs          []*Record
+	valid, signed []error
+}
+
+// CheckRecords runs the state-independent checks of records (nil records
+// are dropped).
+func CheckRecords(records []*Record) *CheckedRecords {
+	recs := make([]*Record, 0, len(records))
+	for _, rec := range records {
+		if rec != nil {
+			recs = append(recs, rec)
+		}
+	}
+	c := &CheckedRecords{recs: recs, valid: make([]error, len(recs)), signed: make([]error, len(recs))}
+	parallel(len(recs), func(i int) {
+		c.valid[i] = recs[i].Validate()
+		if recs[i].Envelope != nil {
+			c.signed[i] = recs[i].Envelope.Verify()
+		}
+	})
+	return c
+}
+
+// Records returns the checked records.
+func (c *CheckedRecords) Records() []*Record { return c.recs }
+
+// add replays records in ascending seq order (equal seqs are duplicates).
+func (p *replayer) add(recs []*Record) { p.addChecked(CheckRecords(recs)) }
+
+// addChecked is add on checked records.
+func (p *replayer) addChecked(c *CheckedRecords) {
+	recs, valid, signed := c.recs, c.valid, c.signed
+	rep := p.rep
+	for i, rec := range recs {
+		prev := p.prev
+		if rep.Records == 0 {
+			rep.RoomID = rec.RoomID
+		}
+		rep.Records++
+		if p.collect && rec.Envelope != nil && (rec.Envelope.Event.Type == TypeRoomCreate || rec.Envelope.Event.Type == TypeTypeDefine) {
+			p.packRec = append(p.packRec, rec)
+		}
 		switch {
 		case prev != nil && rec.Seq == prev.Seq:
 			rep.add(rec.Seq, newError(CodeChainBroken, "/seq", "seq %d appears more than once", rec.Seq))
@@ -164,7 +233,7 @@ func Replay(rules *Rules, records []*Record) *ArchiveReport {
 		if rec.RoomID != rep.RoomID {
 			rep.add(rec.Seq, newError(CodeChainBroken, "/room_id", "record belongs to room %q, not %q", text.Truncate(rec.RoomID, 64), rep.RoomID))
 		}
-		if err := rec.Validate(); err != nil {
+		if err := valid[i]; err != nil {
 			rep.add(rec.Seq, err)
 		}
 		if prev != nil && rec.Seq == prev.Seq+1 && rec.PreHash != prev.Hash {
@@ -177,19 +246,20 @@ func Replay(rules *Rules, records []*Record) *ArchiveReport {
 		case rec.Envelope == nil && rec.Redaction == nil:
 			// Nothing to replay; Validate reported it.
 		case rec.Seq == 1 && prev == nil:
-			room = replayGenesis(rules, rec, rep)
-		case room == nil:
+			p.room = replayGenesis(p.rules, rec, signed[i], rep)
+		case p.room == nil:
 			// No state to replay against; the signature still verifies.
-			if rec.Envelope != nil {
-				if err := rec.Envelope.Verify(); err != nil {
-					rep.add(rec.Seq, withPointerPrefix(err, "/envelope"))
-				}
+			if err := signed[i]; err != nil {
+				rep.add(rec.Seq, withPointerPrefix(err, "/envelope"))
 			}
 		default:
-			if err := room.verifyContent(rules, rec, lookup); err != nil {
+			room := p.room
+			if err := signed[i]; err != nil {
+				rep.add(rec.Seq, withPointerPrefix(err, "/envelope"))
+			} else if err := room.CheckRecord(p.rules, rec, p.lookup); err != nil {
 				rep.add(rec.Seq, err)
 			}
-			if err := room.apply(rules, rec); err != nil {
+			if err := room.apply(p.rules, rec); err != nil {
 				rep.add(rec.Seq, err)
 				class, cerr := ClassOf(rec.Type(), room.Types)
 				if cerr != nil {
@@ -198,28 +268,60 @@ func Replay(rules *Rules, records []*Record) *ArchiveReport {
 				room.advance(rec, class)
 			}
 		}
-		hashes[rec.Seq] = rec.Hash
+		p.hashes[rec.Seq] = rec.Hash
 		if h := rec.EnvelopeHash(); h != "" {
-			events[h] = true
+			p.events[h] = true
 		}
-		prev = rec
+		p.prev = rec
 	}
-	rep.LastSeq, rep.LastHash = prev.Seq, prev.Hash
-	rep.Room = room
-	if room != nil {
-		rep.Status = room.StatusAt(prev.AcceptedAt)
+}
+
+// finish ends the replay and returns its report.
+func (p *replayer) finish() *ArchiveReport {
+	rep := p.rep
+	if rep.Records == 0 {
+		rep.add(0, newError(CodeChainBroken, "", "the archive holds no records"))
+		return rep
+	}
+	rep.LastSeq, rep.LastHash = p.prev.Seq, p.prev.Hash
+	rep.Room = p.room
+	if p.room != nil {
+		rep.Status = p.room.StatusAt(p.prev.AcceptedAt)
 	}
 	return rep
 }
 
+// parallel runs fn(0..n-1) on GOMAXPROCS goroutines (inline for small n).
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/8)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
 // replayGenesis verifies and materializes the room.create record, reporting
 // problems; it returns nil when no room can be built.
-func replayGenesis(rules *Rules, rec *Record, rep *ArchiveReport) *Room {
+func replayGenesis(rules *Rules, rec *Record, signed error, rep *ArchiveReport) *Room {
 	if rec.Envelope == nil {
 		rep.add(rec.Seq, newError(CodeInvalidRecord, "/envelope", "the room.create record cannot be redacted"))
 		return nil
 	}
-	if err := rec.Envelope.Verify(); err != nil {
+	if err := signed; err != nil {
 		rep.add(rec.Seq, withPointerPrefix(err, "/envelope"))
 	}
 	if err := CheckCreate(rules, rec.Envelope); err != nil {
@@ -270,6 +372,49 @@ type ArchiveOptions struct {
 // must name it. It returns an error only for unusable input (a nil
 // manifest); every finding is in the report.
 func VerifyArchive(manifest *ArchiveManifest, records []*Record, packDocs map[string][]byte, opts *ArchiveOptions) (*ArchiveReport, error) {
+	st, err := NewArchiveStream(manifest, packDocs, opts)
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]*Record, 0, len(records))
+	for i, rec := range records {
+		if rec == nil {
+			st.rp.rep.add(0, newError(CodeInvalidRecord, "", "record %d is nil", i))
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	// The imports are read in the order given (a conflict names the later
+	// record), the replay in seq order.
+	for _, rec := range recs {
+		if rec.Envelope != nil && (rec.Envelope.Event.Type == TypeRoomCreate || rec.Envelope.Event.Type == TypeTypeDefine) {
+			st.rp.packRec = append(st.rp.packRec, rec)
+		}
+	}
+	st.rp.collect = false
+	slices.SortStableFunc(recs, func(a, b *Record) int { return cmp.Compare(a.Seq, b.Seq) })
+	st.rp.add(recs)
+	return st.Report(), nil
+}
+
+// ArchiveStream is VerifyArchive over records that arrive in seq order, a
+// chunk at a time (a JSON Lines archive read as it streams in): memory
+// holds one chunk and, per record verified, its hash and event ID (the base
+// anchors and references later records may name). Reports equal
+// VerifyArchive's on the same records.
+type ArchiveStream struct {
+	manifest *ArchiveManifest
+	packDocs map[string][]byte
+	opts     ArchiveOptions
+	host     string
+	uerr     error
+	u        *url.URL
+	rp       replayer
+}
+
+// NewArchiveStream starts verifying the archive of manifest (see
+// VerifyArchive); packDocs must be complete before the first record.
+func NewArchiveStream(manifest *ArchiveManifest, packDocs map[string][]byte, opts *ArchiveOptions) (*ArchiveStream, error) {
 	if manifest == nil {
 		return nil, newError(CodeInvalidRequest, "", "archive manifest is missing")
 	}
@@ -280,14 +425,58 @@ func VerifyArchive(manifest *ArchiveManifest, records []*Record, packDocs map[st
 	if opts.Limits != nil {
 		limits = *opts.Limits
 	}
-	host := opts.HostOrigin
-	u, uerr := url.Parse(manifest.URL)
-	if host == "" && uerr == nil && u.Scheme == "https" && u.Host != "" {
-		host = "https://" + u.Host
+	st := &ArchiveStream{manifest: manifest, packDocs: packDocs, opts: *opts, host: opts.HostOrigin}
+	st.u, st.uerr = url.Parse(manifest.URL)
+	if st.host == "" && st.uerr == nil && st.u.Scheme == "https" && st.u.Host != "" {
+		st.host = "https://" + st.u.Host
 	}
-	rules := &Rules{Limits: limits, HostOrigin: host, Packs: StaticPacks(packDocs), Schemas: opts.Schemas}
-	rep := Replay(rules, records)
+	st.rp.init(&Rules{Limits: limits, HostOrigin: st.host, Packs: StaticPacks(packDocs), Schemas: opts.Schemas})
+	st.rp.collect = true
+	return st, nil
+}
 
+// Add verifies the next records, ascending by seq and none below a seq
+// added before (ErrOutOfOrder, and nothing of recs is added); a repeated
+// seq is reported as a duplicate. Nil records are skipped.
+func (st *ArchiveStream) Add(recs []*Record) error {
+	if err := st.inOrder(recs); err != nil {
+		return err
+	}
+	st.rp.add(recs)
+	return nil
+}
+
+// AddChecked is Add on records checked by CheckRecords.
+func (st *ArchiveStream) AddChecked(c *CheckedRecords) error {
+	if err := st.inOrder(c.recs); err != nil {
+		return err
+	}
+	st.rp.addChecked(c)
+	return nil
+}
+
+func (st *ArchiveStream) inOrder(recs []*Record) error {
+	last := int64(-1)
+	if st.rp.prev != nil {
+		last = st.rp.prev.Seq
+	}
+	for _, rec := range recs {
+		if rec == nil {
+			continue
+		}
+		if rec.Seq < last {
+			return ErrOutOfOrder
+		}
+		last = rec.Seq
+	}
+	return nil
+}
+
+// Report finishes the verification: the manifest's checks, the packs', and
+// the replay's findings.
+func (st *ArchiveStream) Report() *ArchiveReport {
+	manifest, host, u, uerr := st.manifest, st.host, st.u, st.uerr
+	rep := st.rp.finish()
 	var mp []Problem
 	bad := func(code, ptr, format string, args ...any) {
 		mp = append(mp, Problem{Code: code, Pointer: ptr, Message: fmt.Sprintf(format, args...)})
@@ -315,12 +504,12 @@ func VerifyArchive(manifest *ArchiveManifest, records []*Record, packDocs map[st
 	if jsonl, ok := manifest.Formats["jsonl"]; ok && host != "" && !onOrigin(jsonl, host) {
 		bad(CodeInvalidRequest, "/formats/jsonl", "formats.jsonl %q is not on the host origin %s", text.Truncate(jsonl, 200), host)
 	}
-	mp = append(mp, verifyArchivedPacks(manifest, records, packDocs, host, opts, rules)...)
+	mp = append(mp, verifyArchivedPacks(manifest, st.rp.packRec, st.packDocs, host, &st.opts, st.rp.rules)...)
 	rep.Problems = append(mp, rep.Problems...)
 	if rep.Room != nil {
 		rep.Status = rep.Room.StatusAt(manifest.GeneratedAt)
 	}
-	return rep, nil
+	return rep
 }
 
 // verifyArchivedPacks is step 4 of VerifyArchive: manifest.packs against

@@ -3,7 +3,11 @@ package client
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"apconnect/host/adp"
 )
@@ -30,18 +34,58 @@ func (h *Host) Events(ctx context.Context, roomID string, q EventsQuery) (*Page[
 	if err != nil {
 		return nil, err
 	}
-	return decodePage(u, resp, q.Limit, func(v any, ptr string, prev []*adp.Record) (*adp.Record, error) {
-		rec, err := recordFromValue(v, roomID, ptr)
-		if err != nil {
-			return nil, err
-		}
-		last := q.AfterSeq
-		if len(prev) > 0 {
-			last = prev[len(prev)-1].Seq
+	return decodeRecordPage(u, resp, q.Limit, roomID, q.AfterSeq)
+}
+
+// decodeRecordPage is decodePage for a history page: the records are read
+// (shape and record hash) on every core, then checked in order to ascend
+// past after. The error is the one of the first bad item, as decodePage
+// would report it.
+func decodeRecordPage(u string, resp *response, limit int, roomID string, after int64) (*Page[*adp.Record], error) {
+	items, next, err := parseList(resp.body)
+	if err != nil {
+		return nil, bad(http.MethodGet, u, resp.status, err)
+	}
+	if limit > 0 && len(items) > limit {
+		return nil, bad(http.MethodGet, u, resp.status, fmt.Errorf("%d items for limit %d", len(items), limit))
+	}
+	recs := make([]*adp.Record, len(items))
+	errs := make([]error, len(items))
+	parallel(len(items), func(i int) {
+		recs[i], errs[i] = recordFromValue(items[i], roomID, itemPointer(i))
+	})
+	last := after
+	for i, rec := range recs {
+		if errs[i] != nil {
+			return nil, bad(http.MethodGet, u, resp.status, errs[i])
 		}
 		if rec.Seq <= last {
-			return nil, fmt.Errorf("%s: seq %d does not ascend past %d", ptr, rec.Seq, last)
+			return nil, bad(http.MethodGet, u, resp.status, fmt.Errorf("%s: seq %d does not ascend past %d", itemPointer(i), rec.Seq, last))
 		}
-		return rec, nil
-	})
+		last = rec.Seq
+	}
+	return &Page[*adp.Record]{Items: recs, NextCursor: next}, nil
+}
+
+// parallel runs fn(0..n-1) on GOMAXPROCS goroutines (inline for small n).
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/16)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -1,67 +1,21 @@
 package connector_test
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
 	"os"
-	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"apconnect/host/adp"
-	"apconnect/host/config"
 	"apconnect/host/connector"
-	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
-	"apconnect/host/hub/tlsca"
 )
-
-// envHubDir makes the test binary serve a hub instead of running tests (the
-// memory benchmark runs the hub in its own process so that the connector's
-// resident memory is measured alone).
-const envHubDir = "APCONNECT_BENCH_HUB_DIR"
-
-func TestMain(m *testing.M) {
-	if dir := os.Getenv(envHubDir); dir != "" {
-		os.Exit(serveHub(dir))
-	}
-	os.Exit(m.Run())
-}
-
-// serveHub serves a hub with quotas off until stdin closes, after printing
-// "<origin> <ca file>" on stdout.
-func serveHub(dir string) int {
-	o := hub.Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: slog.New(slog.DiscardHandler)}
-	o.Limits.Discourse.Rules.MessageRate = -1
-	o.Limits.Discourse.Rules.SignalRate = -1
-	o.Limits.Discourse.Rules.ControlRate = -1
-	h, err := hub.New(o)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := h.Start(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	fmt.Printf("%s %s\n", h.Origin(), h.CAFile())
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	cancel()
-	h.Close()
-	return 0
-}
 
 // rssMB returns the process's resident set size in MiB.
 func rssMB() float64 {
@@ -78,96 +32,94 @@ func rssMB() float64 {
 	return 0
 }
 
+// parallelDo runs fn(w, i) for i in 0..n-1 on workers goroutines, w
+// naming the goroutine.
+func parallelDo(n, workers int, fn func(w, i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(w, i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
 // BenchmarkMemoryAfterSync measures the connector's resident memory after
-// syncing 1,000 rooms (10 records each) in which it is an active member,
-// with background live sync running (16 streams, the rest polled). The hub
-// runs in a child process. Metrics: rss-MB of the benchmark process (target
-// ≤ 200) and heap-MB (Go heap in use).
+// joining and syncing 10,000 rooms (3 records each before the join) in
+// which it is then an active member, with background live sync running (16
+// streams, the rest polled). The hub runs in a child process so that the
+// connector's memory is measured alone. Metrics: rss-MB of the benchmark
+// process (target ≤ 200), rss-delta-MB (over the process before the
+// connector opened), heap-MB (Go heap in use), streams and polled.
 func BenchmarkMemoryAfterSync(b *testing.B) {
-	const rooms, perRoom = 1000, 10
-	dir := b.TempDir()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), envHubDir+"="+dir)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
+	const rooms, perRoom = 10000, 3
+	h := startChildHub(b)
+	// One creator per worker: each signs its writes in nonce order.
+	var creators [8]*hubtest.Agent
+	for i := range creators {
+		creators[i] = hubtest.NewAgent(byte(0x60 + i))
 	}
-	b.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		b.Fatal(err)
-	}
-	parts := strings.Fields(line)
-	origin, caFile := parts[0], parts[1]
-	pool, err := tlsca.LoadPool(caFile)
-	if err != nil {
-		b.Fatal(err)
-	}
-	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig(pool), ForceAttemptHTTP2: true}, Timeout: 30 * time.Second}
-	post := func(path string, body []byte) []byte {
-		resp, err := hc.Post(origin+path, "application/json", bytes.NewReader(body))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer resp.Body.Close()
-		out, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode >= 300 {
-			b.Fatalf("%s: %d %s", path, resp.StatusCode, out)
-		}
-		return out
-	}
-	creator := hubtest.NewAgent(0x51)
 	now := time.Now()
 	ids := make([]string, rooms)
-	for i := range ids {
-		out := post("/v1/rooms", creator.ADPEvent(b, time.Now(), adp.TypeRoomCreate, "", nil, map[string]any{
-			"host": origin, "topic": fmt.Sprintf("room %d", i), "visibility": "public",
-			"start_time": now.UnixMilli() - 1000, "end_time": now.Add(24 * time.Hour).UnixMilli()}))
+	start := time.Now()
+	parallelDo(rooms, len(creators), func(w, i int) {
+		creator := creators[w]
+		status, out := h.post(b, "/v1/rooms", creator.ADPEvent(b, time.Now(), adp.TypeRoomCreate, "", nil, map[string]any{
+			"host": h.origin, "topic": fmt.Sprintf("room %d", i), "visibility": "public",
+			"start_time": now.UnixMilli() - 1000, "end_time": now.Add(24 * time.Hour).UnixMilli(),
+			"policy": map[string]any{"open_roles": []any{"speaker", "observer"}}}))
 		var res struct {
 			ID   string `json:"id"`
 			Hash string `json:"hash"`
 		}
-		_ = json.Unmarshal(out, &res)
+		if err := json.Unmarshal(out, &res); err != nil || status >= 300 {
+			b.Errorf("create: %d %s", status, out)
+			return
+		}
 		ids[i] = res.ID
 		head := adp.Link{Seq: 1, Hash: res.Hash}
-		for j := 2; j <= perRoom-1; j++ {
-			out := post("/v1/rooms/"+res.ID, creator.ADPEvent(b, time.Now(), adp.TypeMessageCreate, res.ID, &head,
+		for j := 2; j <= perRoom; j++ {
+			status, out := h.post(b, "/v1/rooms/"+res.ID, creator.ADPEvent(b, time.Now(), adp.TypeMessageCreate, res.ID, &head,
 				map[string]any{"content_type": "text/plain", "content": fmt.Sprintf("message %d", j)}))
-			var rec struct {
-				Seq  int64  `json:"seq"`
-				Hash string `json:"hash"`
+			if status >= 300 || status == 0 {
+				b.Errorf("post: %d %s", status, out)
+				return
 			}
-			_ = json.Unmarshal(out, &rec)
-			head = adp.Link{Seq: rec.Seq, Hash: rec.Hash}
 		}
+	})
+	if b.Failed() {
+		b.FailNow()
 	}
-	hc.CloseIdleConnections()
+	b.Logf("filled %d rooms in %v", rooms, time.Since(start))
+	h.hc.CloseIdleConnections()
 	runtime.GC()
 	debug.FreeOSMemory()
 	before := rssMB()
 
-	home := b.TempDir()
-	cfg, err := config.Default(home, config.DefaultOptions{HostURL: origin, HostLabel: "hub", HostCAFile: caFile})
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := connector.New(ctx, connector.Options{Config: cfg, Signer: hubtest.NewAgent(0x52).Signer, WriteLimits: &adp.Limits{}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	c := h.agent(b, 0x52)
 	defer c.Close()
-	start := time.Now()
-	for _, id := range ids {
-		res, err := c.RoomJoin(ctx, "bench", connector.RoomJoinInput{Host: origin, RoomID: id, Role: "speaker"})
+	start = time.Now()
+	parallelDo(rooms, 8, func(_, i int) {
+		res, err := c.RoomJoin(ctx, "bench", connector.RoomJoinInput{Host: h.origin, RoomID: ids[i], Role: "speaker"})
 		if err != nil || res.Status != connector.JoinJoined {
-			b.Fatalf("join %s: %v", id, err)
+			b.Errorf("join %s: %v %+v", ids[i], err, res)
 		}
+	})
+	if b.Failed() {
+		b.FailNow()
 	}
 	b.Logf("joined and synced %d rooms in %v", rooms, time.Since(start))
 	c.Start(ctx)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		if s, p := c.Following(); s+p == rooms {
 			break

@@ -65,6 +65,10 @@ func (c *Connector) syncRoom(ctx context.Context, h *hostState, key int64, roomI
 	if pos.Failed && !opt.resync {
 		return c.failureOf(ctx, key)
 	}
+	skip := c.catchUpSkip(pos)
+	if skip != nil {
+		defer c.restoreSkipped(context.WithoutCancel(ctx), key, skip)
+	}
 	// History pages are fetched and their signatures verified one page
 	// ahead of the page being applied.
 	pctx, cancel := context.WithCancel(ctx)
@@ -100,7 +104,7 @@ func (c *Connector) syncRoom(ctx context.Context, h *hostState, key int64, roomI
 			return nil, nil
 		}
 		first = false
-		n, f, err := c.applyPrepared(ctx, h, key, pg.prep, opt.resync)
+		n, f, err := c.applyPrepared(ctx, h, key, pg.prep, opt.resync, skip)
 		if f != nil {
 			c.catchUp.done(key)
 		}
@@ -193,15 +197,34 @@ func (c *Connector) syncRound(ctx context.Context, h *hostState, key int64, room
 
 // fetchedPage is one history page, prepared, or the error reading it.
 type fetchedPage struct {
+	recs []*adp.Record
 	prep *room.Prepared
 	err  error
 }
 
-// fetchPages reads history pages after after, prepares each (parallel
-// signature checks) and sends them in order; it stops after the last page
-// (an empty page is sent when there was nothing at all), on an error
-// (sent) or when ctx ends.
+// fetchPages reads history pages after after and sends them in order,
+// prepared (the signature checks on every core); it stops after the last
+// page (an empty page is sent when there was nothing at all), on an error
+// (sent) or when ctx ends. Reading, preparing and the caller's applying
+// are three stages: page n+2 is read while n+1 is prepared and n applied.
 func (c *Connector) fetchPages(ctx context.Context, h *hostState, roomID string, after int64, out chan<- fetchedPage) {
+	defer close(out)
+	read := make(chan fetchedPage, 1)
+	go c.readPages(ctx, h, roomID, after, read)
+	for pg := range read {
+		if pg.err == nil {
+			pg.prep = h.proc.Prepare(pg.recs)
+		}
+		select {
+		case out <- pg:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// readPages is the reading stage of fetchPages.
+func (c *Connector) readPages(ctx context.Context, h *hostState, roomID string, after int64, out chan<- fetchedPage) {
 	defer close(out)
 	sent := false
 	for {
@@ -216,9 +239,8 @@ func (c *Connector) fetchPages(ctx context.Context, h *hostState, roomID string,
 		if len(page.Items) == 0 && sent {
 			return
 		}
-		pg := fetchedPage{prep: h.proc.Prepare(page.Items)}
 		select {
-		case out <- pg:
+		case out <- fetchedPage{recs: page.Items}:
 		case <-ctx.Done():
 			return
 		}
@@ -274,11 +296,12 @@ func (c *Connector) clearFailure(ctx context.Context, key int64, pos *store.Room
 // from the new position, where they are skipped as duplicates. It returns
 // how many records were applied and the failure, if one record failed.
 func (c *Connector) applyRecords(ctx context.Context, h *hostState, key int64, recs []*adp.Record, resync bool) (int, *room.Failure, error) {
-	return c.applyPrepared(ctx, h, key, h.proc.Prepare(recs), resync)
+	return c.applyPrepared(ctx, h, key, h.proc.Prepare(recs), resync, nil)
 }
 
-// applyPrepared is applyRecords on a prepared batch.
-func (c *Connector) applyPrepared(ctx context.Context, h *hostState, key int64, prep *room.Prepared, resync bool) (int, *room.Failure, error) {
+// applyPrepared is applyRecords on a prepared batch, leaving the records a
+// catch-up would prune before it ends out of the store when skip is set.
+func (c *Connector) applyPrepared(ctx context.Context, h *hostState, key int64, prep *room.Prepared, resync bool, skip *windowSkip) (int, *room.Failure, error) {
 	for attempt := 0; attempt < 8; attempt++ {
 		pos, err := c.store.Read().Position(ctx, key)
 		if err != nil {
@@ -297,6 +320,9 @@ func (c *Connector) applyPrepared(ctx context.Context, h *hostState, key int64, 
 			return 0, nil, wrap(err)
 		}
 		res := h.proc.ProcessPrepared(st, prep, room.Options{Known: func(seq int64) (string, bool) {
+			if hash, ok := skip.hash(seq); ok {
+				return hash, true
+			}
 			hash, ok, _ := c.store.Read().RecordHash(ctx, key, seq)
 			return hash, ok
 		}})
@@ -307,6 +333,9 @@ func (c *Connector) applyPrepared(ctx context.Context, h *hostState, key int64, 
 		batch, err := c.buildBatch(ctx, h, row, res, resync, now)
 		if err != nil {
 			return 0, nil, wrap(err)
+		}
+		if skip != nil {
+			batch.SkipThrough = skip.through
 		}
 		var inserted []string
 		err = c.store.Write(ctx, func(tx *store.Tx) error {
@@ -327,6 +356,7 @@ func (c *Connector) applyPrepared(ctx context.Context, h *hostState, key int64, 
 		if err != nil {
 			return 0, nil, wrap(err)
 		}
+		skip.keep(batch)
 		if batch.State != nil {
 			c.cache.put(key, batch.State.SyncedSeq, batch.State.SyncedHash, res.State)
 			if batch.State.SelfState != row.SelfState {
@@ -455,4 +485,91 @@ func (c *Connector) afterApply(ctx context.Context, tx *store.Tx, key int64, app
 		}
 	}
 	return nil
+}
+
+// maxSkipWindow is the largest record window for which a catch-up leaves
+// records out of the store (windowSkip keeps up to a window of them in
+// memory).
+const maxSkipWindow = 5000
+
+// windowSkip is what a catch-up leaves out of the store: when the host's
+// latest seq is more than a window past the verified position, the records
+// at or below latest-window would be stored only to be pruned before the
+// sync ends, so they are verified and applied (inbox items, state) but not
+// stored. The newest window of them stays in memory: their hashes answer
+// the fork and anchor lookups the store would have answered, and when the
+// sync ends early (a verification failure, an error, the per-call bound)
+// those still inside the window are stored after all (restoreSkipped).
+type windowSkip struct {
+	through int64 // records at or below are not stored
+	window  int64
+	synced  int64            // the last position applied
+	events  []store.Event    // the newest skipped records, ascending, at most window
+	hashes  map[int64]string // seq → record hash of events
+}
+
+// catchUpSkip returns the skip of a sync from pos, or nil when every record
+// is to be stored: the host is not a window ahead, the window is large, or
+// plugins watch records (a watch may read earlier records from the store).
+func (c *Connector) catchUpSkip(pos *store.RoomPosition) *windowSkip {
+	window := c.store.Window()
+	through := pos.RemoteSeq - window
+	if through <= pos.SyncedSeq || window > maxSkipWindow || len(c.watchers) > 0 {
+		return nil
+	}
+	return &windowSkip{through: through, window: window, synced: pos.SyncedSeq, hashes: map[int64]string{}}
+}
+
+// hash returns the hash of a skipped record still held.
+func (w *windowSkip) hash(seq int64) (string, bool) {
+	if w == nil {
+		return "", false
+	}
+	h, ok := w.hashes[seq]
+	return h, ok
+}
+
+// keep records a stored batch: its skipped events, the newest window of
+// them.
+func (w *windowSkip) keep(b *store.Batch) {
+	if w == nil {
+		return
+	}
+	if b.State != nil {
+		w.synced = b.State.SyncedSeq
+	}
+	for _, e := range b.Events {
+		if e.Seq <= w.through {
+			w.events = append(w.events, e)
+			w.hashes[e.Seq] = e.Hash
+		}
+	}
+	if over := len(w.events) - int(w.window); over > 0 {
+		for _, e := range w.events[:over] {
+			delete(w.hashes, e.Seq)
+		}
+		n := copy(w.events, w.events[over:])
+		clear(w.events[n:])
+		w.events = w.events[:n]
+	}
+}
+
+// restoreSkipped stores the skipped records that are inside the window of
+// the position the sync ended at: none when it went a window past them (the
+// usual end of a catch-up).
+func (c *Connector) restoreSkipped(ctx context.Context, key int64, w *windowSkip) {
+	if len(w.events) == 0 || w.synced >= w.events[len(w.events)-1].Seq+w.window {
+		return
+	}
+	var n int
+	err := c.store.Write(ctx, func(tx *store.Tx) error {
+		var err error
+		n, err = tx.RestoreWindow(ctx, key, w.events)
+		return err
+	})
+	if err != nil {
+		c.log.Warn("catch-up ended early; the records it left out of the window could not be stored", "room", key, "err", err)
+		return
+	}
+	c.log.Debug("catch-up ended early; records put back into the window", "room", key, "records", n, "synced", w.synced)
 }

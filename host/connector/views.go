@@ -86,7 +86,7 @@ func items(evs []store.Event, withRecords bool) ([]TimelineItem, error) {
 	out := make([]TimelineItem, 0, len(evs))
 	for _, e := range evs {
 		var it TimelineItem
-		if err := json.Unmarshal(e.Item, &it); err != nil {
+		if err := room.DecodeTimelineItem(e.Item, &it); err != nil {
 			return nil, err
 		}
 		if withRecords && e.Record != nil {

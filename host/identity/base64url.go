@@ -26,7 +26,8 @@ func DecodeBase64URL(s string) ([]byte, error) {
 	// Strict() already rejects non-zero trailing bits; the round trip guards
 	// against any other leniency (for example embedded newlines, which the
 	// standard decoder skips).
-	if base64.RawURLEncoding.EncodeToString(b) != s {
+	var buf [128]byte
+	if string(base64.RawURLEncoding.AppendEncode(buf[:0], b)) != s {
 		return nil, ErrNonCanonicalBase64
 	}
 	return b, nil

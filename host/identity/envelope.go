@@ -97,25 +97,46 @@ func (env *Envelope) Value() map[string]any {
 // signature under section 3.1. Errors carry invalid_event_hash,
 // invalid_signature or invalid_actor.
 func (env *Envelope) Verify() error {
-	digest, err := env.Event.Digest()
+	_, err := env.VerifyCanonical()
+	return err
+}
+
+// VerifyCanonical is Verify that also returns JCS(event), the bytes it
+// hashed, for a caller that serializes the envelope next (AppendCanonical)
+// and would otherwise canonicalize the event a second time.
+func (env *Envelope) VerifyCanonical() ([]byte, error) {
+	canon, err := env.Event.Canonical()
 	if err != nil {
-		return newError(CodeInvalidEvent, "/event", "cannot canonicalize event: %v", err)
+		return nil, newError(CodeInvalidEvent, "/event", "cannot canonicalize event: %v", err)
 	}
+	digest := sha3.Sum256(canon)
 	if EncodeBase64URL(digest[:]) != env.Hash {
-		return newError(CodeInvalidEventHash, "/hash", "hash does not match the event content")
+		return nil, newError(CodeInvalidEventHash, "/hash", "hash does not match the event content")
 	}
 	pub, err := env.Event.publicKey()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sig, err := DecodeBase64URLLen(env.Signature, ed25519.SignatureSize)
 	if err != nil {
-		return newError(CodeInvalidSignature, "/signature", "signature must be 64 bytes in canonical base64url")
+		return nil, newError(CodeInvalidSignature, "/signature", "signature must be 64 bytes in canonical base64url")
 	}
 	if err := VerifyStrict(pub, digest[:], sig); err != nil {
-		return &Error{Code: CodeInvalidSignature, Pointer: "/signature", Message: err.Error(), Err: err}
+		return nil, &Error{Code: CodeInvalidSignature, Pointer: "/signature", Message: err.Error(), Err: err}
 	}
-	return nil
+	return canon, nil
+}
+
+// AppendCanonical appends JCS(envelope) to b, given canonicalEvent =
+// JCS(env.Event) (from VerifyCanonical): the same bytes as MarshalJSON.
+func (env *Envelope) AppendCanonical(b, canonicalEvent []byte) []byte {
+	b = append(b, `{"event":`...)
+	b = append(b, canonicalEvent...)
+	b = append(b, `,"hash":`...)
+	b = appendCanonicalString(b, env.Hash)
+	b = append(b, `,"signature":`...)
+	b = appendCanonicalString(b, env.Signature)
+	return append(b, '}')
 }
 
 // Signer signs event hashes for one Agent ID. The host's key store implements

@@ -31,6 +31,22 @@ func Canonicalize(v any) ([]byte, error) {
 	return b, nil
 }
 
+// AppendCanonical appends the JCS serialization of v (any value Canonicalize
+// takes) to b. Callers that know the members of a small object write its
+// braces, names and commas themselves, in JCS order, and the values through
+// AppendCanonical: the same bytes as Canonicalize of the map, without
+// building and sorting one.
+func AppendCanonical(b []byte, v any) ([]byte, error) {
+	return appendCanonical(b, v, 0)
+}
+
+// AppendCanonicalString appends the JCS form of a string to b.
+func AppendCanonicalString(b []byte, s string) []byte { return appendCanonicalString(b, s) }
+
+// AppendCanonicalInt appends the JCS form of an integer to b; it fails
+// outside ±(2^53-1).
+func AppendCanonicalInt(b []byte, n int64) ([]byte, error) { return appendCanonicalInt(b, n) }
+
 // CanonicalizeJSON strictly parses a JSON text and returns its JCS form.
 func CanonicalizeJSON(data []byte) ([]byte, error) {
 	v, err := ParseStrict(data)
@@ -134,6 +150,16 @@ func appendCanonicalString(b []byte, s string) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			// A run of bytes written as they are, in one append.
+			j := i + 1
+			for j < len(s) && s[j] >= 0x20 && s[j] != '"' && s[j] != '\\' {
+				j++
+			}
+			b = append(b, s[i:j]...)
+			i = j - 1
+			continue
+		}
 		switch {
 		case c == '"':
 			b = append(b, '\\', '"')

@@ -1,8 +1,6 @@
 package room
 
 import (
-	"apconnect/host/text"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -10,6 +8,7 @@ import (
 
 	"apconnect/host/adp"
 	"apconnect/host/identity"
+	"apconnect/host/text"
 )
 
 // CodeForked is the failure code of a record that differs from the
@@ -128,11 +127,11 @@ func (p *Processor) ProcessPrepared(st *State, prep *Prepared, opt Options) *Res
 	if st == nil {
 		st = &State{}
 	}
-	res := &Result{State: st}
 	recs, pre, raw := prep.recs, prep.errs, prep.raw
+	res := &Result{State: st, Applied: make([]Applied, 0, len(recs))}
 	work := &State{ActiveTurn: st.ActiveTurn}
 	cloned := false
-	batch := map[int64]string{}
+	batch := make(map[int64]string, len(recs))
 	known := func(seq int64) (string, bool) {
 		if h, ok := batch[seq]; ok {
 			return h, true
@@ -236,19 +235,22 @@ func (p *Processor) precheck(recs []*adp.Record, last int64) ([]error, [][]byte)
 	workers = min(workers, len(idx))
 	check := func(i int) {
 		rec := recs[i]
+		var event []byte
 		if rec.Seq > 1 {
 			if err := rec.Validate(); err != nil {
 				errs[i] = err
 				return
 			}
 			if rec.Envelope != nil {
-				if err := rec.Envelope.Verify(); err != nil {
+				var err error
+				if event, err = rec.Envelope.VerifyCanonical(); err != nil {
 					errs[i] = prefix(err)
 					return
 				}
 			}
 		}
-		raw[i], _ = json.Marshal(rec)
+		// The record's canonical JSON around the event bytes just hashed.
+		raw[i], _ = rec.AppendCanonical(make([]byte, 0, len(event)+512), event)
 	}
 	if workers <= 1 {
 		for _, i := range idx {

@@ -50,13 +50,18 @@ func (it *TimelineItem) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, (*plain)(it)); err != nil {
 		return err
 	}
+	it.fillTimes()
+	return nil
+}
+
+// fillTimes sets whichever of ReceivedAt and AcceptedAt is zero to the other.
+func (it *TimelineItem) fillTimes() {
 	if it.AcceptedAt == 0 {
 		it.AcceptedAt = it.ReceivedAt
 	}
 	if it.ReceivedAt == 0 {
 		it.ReceivedAt = it.AcceptedAt
 	}
-	return nil
 }
 
 // InboxItem is an actionable request for the agent's attention (connector

@@ -67,6 +67,12 @@ type Batch struct {
 	Failure *Failure
 	// Now is the transaction time, Unix ms.
 	Now int64
+	// SkipThrough, when positive, leaves the events at or below it out of
+	// the window: a catch-up whose host is more than a window ahead would
+	// prune them before it ends (RestoreWindow puts back those still inside
+	// the window when it ends early). The room's oldest kept seq becomes
+	// at least SkipThrough+1.
+	SkipThrough int64
 }
 
 // BatchResult tells what ApplyBatch did.
@@ -97,6 +103,9 @@ func (t *Tx) ApplyBatch(ctx context.Context, key int64, b *Batch) (*BatchResult,
 	}
 	res := &BatchResult{}
 	for _, e := range b.Events {
+		if e.Seq <= b.SkipThrough {
+			continue
+		}
 		if _, err := t.exec(ctx, `INSERT INTO events (room, seq, hash, event_id, type, actor, head_seq, head_hash, record, item)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			key, e.Seq, e.Hash, e.EventID, e.Type, e.Actor, e.HeadSeq, e.HeadHash, e.Record, e.Item); err != nil {
@@ -128,6 +137,9 @@ func (t *Tx) ApplyBatch(ctx context.Context, key int64, b *Batch) (*BatchResult,
 			if len(b.Events) > 0 && b.ExpectSeq == 0 {
 				oldest = max(oldest, b.Events[0].Seq)
 			}
+			if b.SkipThrough > 0 {
+				oldest = max(oldest, b.SkipThrough+1)
+			}
 		}
 		if _, err := t.exec(ctx, `UPDATE rooms SET snapshot = ?, head_seq = ?, head_hash = ?, synced_seq = ?, synced_hash = ?,
 			remote_seq = MAX(remote_seq, ?), active_turn = ?, closed = ?, start_time = ?, end_time = ?, self_role = ?,
@@ -152,6 +164,44 @@ func (t *Tx) ApplyBatch(ctx context.Context, key int64, b *Batch) (*BatchResult,
 		}
 	}
 	return res, nil
+}
+
+// RestoreWindow stores events a catch-up left out (Batch.SkipThrough) that
+// are inside the window of the room's synced position after all, because
+// the catch-up ended before reaching the host's end: the window then holds
+// what it would have held had every record been stored. Events above the
+// synced position, or already stored, are ignored. It returns how many
+// were stored.
+func (t *Tx) RestoreWindow(ctx context.Context, key int64, events []Event) (int, error) {
+	var synced int64
+	if err := t.queryRow(ctx, `SELECT synced_seq FROM rooms WHERE id = ?`, key).Scan(&synced); err != nil {
+		return 0, notFound(err)
+	}
+	first, n := int64(0), 0
+	for _, e := range events {
+		if e.Seq > synced || e.Seq <= synced-t.window {
+			continue
+		}
+		added, err := t.execN(ctx, `INSERT INTO events (room, seq, hash, event_id, type, actor, head_seq, head_hash, record, item)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (room, seq) DO NOTHING`,
+			key, e.Seq, e.Hash, e.EventID, e.Type, e.Actor, e.HeadSeq, e.HeadHash, e.Record, e.Item)
+		if err != nil {
+			return n, err
+		}
+		if added > 0 {
+			n++
+			if first == 0 || e.Seq < first {
+				first = e.Seq
+			}
+		}
+	}
+	if n > 0 {
+		if _, err := t.exec(ctx, `UPDATE rooms SET oldest_seq = CASE WHEN oldest_seq = 0 THEN ? ELSE MIN(oldest_seq, ?) END WHERE id = ?`,
+			first, first, key); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // prune drops records at or below through, and acknowledged inbox items of

@@ -128,7 +128,6 @@ func (h joinWriter) Accept(ctx context.Context, w *hubhttp.Write) (*hubhttp.Resu
 		s.publishJoinRequest(e, map[string]any{
 			"room_id": roomID, "request_id": env.Hash, "applicant": applicant, "role": role, "expires_at": expires,
 		})
-		e.mu.Unlock()
 	}}, nil
 }
 

@@ -162,9 +162,11 @@ func (s *Service) readRoom(ctx context.Context, id string) (e *roomEntry, unlock
 	}
 }
 
-// writeRoom returns the room's entry locked exclusively for the write w,
-// registering the unlock as w's abort hook (the commit path unlocks in
-// AfterCommit). A missing room is room_not_found.
+// writeRoom returns the room's entry locked exclusively for the write w's
+// transaction: the lock is released once the transaction has ended and its
+// writes have published (or undone) what they did. A later write of the same
+// transaction reuses the lock (the writes run one after the other). A
+// missing room is room_not_found.
 func (s *Service) writeRoom(ctx context.Context, w *hubhttp.Write, id string) (*roomEntry, error) {
 	for {
 		e, err := s.entry(ctx, w.Tx, id)
@@ -174,9 +176,12 @@ func (s *Service) writeRoom(ctx context.Context, w *hubhttp.Write, id string) (*
 		if e == nil {
 			return nil, roomNotFound(id)
 		}
+		if w.Holds(e) {
+			return e, nil // evicted entries leave the cache: e is current
+		}
 		e.mu.Lock()
 		if !e.evicted {
-			w.OnAbort(e.mu.Unlock)
+			w.Hold(e, e.mu.Unlock)
 			return e, nil
 		}
 		e.mu.Unlock()

@@ -245,7 +245,6 @@ func (h eventWriter) Accept(ctx context.Context, w *hubhttp.Write) (*hubhttp.Res
 	}
 	return &hubhttp.Result{Status: http.StatusOK, Body: json.RawMessage(raw), AfterCommit: func() {
 		s.publishRecord(e, rec, raw)
-		e.mu.Unlock()
 	}}, nil
 }
 

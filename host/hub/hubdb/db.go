@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"apconnect/host/internal/sqlitedb"
 )
@@ -30,6 +31,43 @@ type DB struct {
 
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt // prepared on the writer, by query text
+
+	wmu     sync.Mutex   // held while a write function runs, and while a transaction ends
+	waiting atomic.Int64 // writes waiting for wmu
+	cur     *group       // the open shared transaction, nil between them (under wmu)
+
+	commits, committed atomic.Int64 // transactions committed, writes they held
+}
+
+// CommitStats reports how many write transactions committed and how many
+// writes they held: their ratio is the mean size of a shared transaction
+// (WriteGroup). Benchmarks report it.
+func (db *DB) CommitStats() (transactions, writes int64) {
+	return db.commits.Load(), db.committed.Load()
+}
+
+// maxGroup bounds the writes one shared transaction takes.
+const maxGroup = 64
+
+// savepoint names the savepoint each write of a shared transaction runs in.
+const savepoint = "hubdb_write"
+
+// group is one write transaction and the writes in it.
+type group struct {
+	tx      *sql.Tx
+	writes  []*pending // the writes to commit, in order
+	running *pending   // the write whose function runs now
+	holds   []func()   // releases, in order of Hold
+	held    map[any]bool
+	broken  error // the transaction cannot go on (a savepoint could not be rolled back)
+	done    chan struct{}
+	err     error // the transaction's outcome, once done is closed
+}
+
+// pending is one write's hooks.
+type pending struct {
+	commit []func()
+	abort  []func()
 }
 
 // Open opens (creating if needed) DIR/hub.db and applies every pending
@@ -58,28 +96,220 @@ func (db *DB) Path() string { return db.path }
 // transaction; it sees the last committed state.
 func (db *DB) Reader() *sql.DB { return db.reader }
 
-// Write runs fn in an IMMEDIATE transaction on the writer connection and
-// commits when fn returns nil; any error (or panic) rolls back. Writes are
-// serialized: fn holds the write lock for its whole duration, so keep
-// expensive work that needs no state (signature checks, parsing) outside it.
-func (db *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+// Write runs fn in an IMMEDIATE transaction of its own on the writer
+// connection and commits when fn returns nil; any error (or panic) rolls
+// back. Writes are serialized: fn holds the write lock for its whole
+// duration, so keep expensive work that needs no state (signature checks,
+// parsing) outside it. A shared transaction of WriteGroup still open is
+// committed first.
+func (db *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	db.wmu.Lock()
+	if g := db.cur; g != nil {
+		db.end(g)
+	}
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
+		db.wmu.Unlock()
 		return err
 	}
+	g := &group{tx: tx, done: make(chan struct{})}
+	w := &pending{}
+	g.running = w
+	db.cur = g
+	ferr, panicked := run(func() error { return fn(tx) })
+	g.running = nil
+	if ferr != nil {
+		_ = tx.Rollback()
+		g.broken = ferr
+		runAbort(w)
+	} else {
+		g.writes = append(g.writes, w)
+	}
+	db.end(g)
+	db.wmu.Unlock()
+	if panicked != nil {
+		panic(panicked)
+	}
+	if ferr != nil {
+		return ferr
+	}
+	return g.err
+}
+
+// WriteGroup runs fn as Write does, but writes made concurrently may share
+// one transaction (group commit), which costs one commit instead of one
+// each: fn runs in a savepoint of the shared transaction, after the
+// functions queued before it, and sees their changes; its error (or panic)
+// rolls back its savepoint only. WriteGroup returns fn's error, or, once
+// the shared transaction has ended, its commit's outcome.
+//
+// The transaction commits when no other write is waiting (or after
+// maxGroup writes): a lone write commits at once. fn's statements must not
+// be cancelled while they run — a SQLite interrupt would roll back the
+// whole shared transaction — so pass fn a context without cancellation
+// (context.WithoutCancel). Hooks (OnCommit, OnAbort, Hold) run before the
+// next transaction begins.
+func (db *DB) WriteGroup(fn func(tx *sql.Tx) error) error {
+	db.waiting.Add(1)
+	db.wmu.Lock()
+	db.waiting.Add(-1)
+	g := db.cur
+	if g == nil {
+		tx, err := db.writer.BeginTx(context.Background(), nil)
+		if err != nil {
+			db.wmu.Unlock()
+			return err
+		}
+		g = &group{tx: tx, done: make(chan struct{})}
+		db.cur = g
+	}
+	w := &pending{}
+	g.running = w
+	ctx := context.Background()
+	var ferr error
+	var panicked any
+	if _, err := g.tx.ExecContext(ctx, "SAVEPOINT "+savepoint); err != nil {
+		ferr = err
+		g.broken = err
+	} else {
+		ferr, panicked = run(func() error { return fn(g.tx) })
+		if ferr == nil {
+			_, ferr = g.tx.ExecContext(ctx, "RELEASE "+savepoint)
+			if ferr != nil {
+				g.broken = ferr
+			}
+		} else if _, err := g.tx.ExecContext(ctx, "ROLLBACK TO "+savepoint); err != nil {
+			g.broken = err
+		} else if _, err := g.tx.ExecContext(ctx, "RELEASE "+savepoint); err != nil {
+			g.broken = err
+		}
+	}
+	g.running = nil
+	if ferr != nil {
+		runAbort(w)
+	} else {
+		g.writes = append(g.writes, w)
+	}
+	if g.broken != nil || db.waiting.Load() == 0 || len(g.writes) >= maxGroup {
+		db.end(g)
+	}
+	db.wmu.Unlock()
+	if panicked != nil {
+		panic(panicked)
+	}
+	if ferr != nil {
+		return ferr
+	}
+	<-g.done
+	return g.err
+}
+
+// run calls fn, turning a panic into an error (and returning the panic
+// value to re-raise once the write lock is released).
+func run(fn func() error) (err error, panicked any) {
 	defer func() {
 		if p := recover(); p != nil {
-			_ = tx.Rollback()
-			panic(p)
+			err, panicked = fmt.Errorf("hubdb: write panicked: %v", p), p
 		}
 	}()
-	if err := fn(tx); err != nil {
-		if rbErr := tx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
-			return errors.Join(err, rbErr)
+	return fn(), nil
+}
+
+// end commits (or, when broken or empty, rolls back) g, runs its writes'
+// hooks and its releases, and closes done. The caller holds wmu.
+func (db *DB) end(g *group) {
+	db.cur = nil
+	switch {
+	case g.broken != nil:
+		_ = g.tx.Rollback()
+		g.err = g.broken
+	case len(g.writes) == 0:
+		g.err = g.tx.Rollback()
+		if errors.Is(g.err, sql.ErrTxDone) {
+			g.err = nil
 		}
-		return err
+	default:
+		if g.err = g.tx.Commit(); g.err == nil {
+			db.commits.Add(1)
+			db.committed.Add(int64(len(g.writes)))
+		}
 	}
-	return tx.Commit()
+	for _, w := range g.writes {
+		if g.err == nil {
+			for _, f := range w.commit {
+				f()
+			}
+		} else {
+			runAbort(w)
+		}
+	}
+	for i := len(g.holds) - 1; i >= 0; i-- {
+		g.holds[i]()
+	}
+	close(g.done)
+}
+
+// runAbort runs a write's abort hooks, newest first.
+func runAbort(w *pending) {
+	for i := len(w.abort) - 1; i >= 0; i-- {
+		w.abort[i]()
+	}
+	w.abort, w.commit = nil, nil
+}
+
+// OnCommit registers f to run once the transaction of the write running on
+// tx has committed — in the order writes (and their calls) came, before the
+// next transaction begins — and never if the write rolls back. Call it
+// from inside the write function.
+func (db *DB) OnCommit(tx *sql.Tx, f func()) {
+	if w := db.running(tx); w != nil {
+		w.commit = append(w.commit, f)
+	}
+}
+
+// OnAbort registers f to run if the write running on tx does not commit:
+// its function failed, or the shared transaction did. Hooks run newest
+// first, before the next transaction begins. Call it from inside the write
+// function.
+func (db *DB) OnAbort(tx *sql.Tx, f func()) {
+	if w := db.running(tx); w != nil {
+		w.abort = append(w.abort, f)
+	}
+}
+
+// Hold registers release to run when the transaction of tx has ended
+// (after every write's hooks), once per key: it returns false, registering
+// nothing, when key is held by this transaction already. A write takes a
+// lock the other writes of its shared transaction may need (a room) with
+// Hold, so that they reuse it instead of waiting for a commit that waits
+// for them. Call it from inside the write function.
+func (db *DB) Hold(tx *sql.Tx, key any, release func()) bool {
+	g := db.cur
+	if g == nil || g.tx != tx {
+		return false
+	}
+	if g.held[key] {
+		return false
+	}
+	if g.held == nil {
+		g.held = map[any]bool{}
+	}
+	g.held[key] = true
+	g.holds = append(g.holds, release)
+	return true
+}
+
+// Holds reports whether the transaction of tx holds key (Hold).
+func (db *DB) Holds(tx *sql.Tx, key any) bool {
+	g := db.cur
+	return g != nil && g.tx == tx && g.held[key]
+}
+
+func (db *DB) running(tx *sql.Tx) *pending {
+	if g := db.cur; g != nil && g.tx == tx {
+		return g.running
+	}
+	return nil
 }
 
 // Prepare prepares queries on the writer connection and caches them for

@@ -111,8 +111,10 @@ type Result struct {
 	// Header holds extra response headers (e.g. Location).
 	Header http.Header
 	// AfterCommit, when set by Accept, runs once the write has committed
-	// (never for a rolled-back write or a replay): the place to fan a new
-	// record out to live subscribers.
+	// (never for a rolled-back write or a replay), before the response is
+	// sent and before the next transaction begins (the writes of one
+	// transaction run theirs in order): the place to fan a new record out
+	// to live subscribers.
 	AfterCommit func()
 }
 
@@ -148,10 +150,20 @@ type Write struct {
 
 // OnAbort registers fn to run, once, if this write does not commit: Accept
 // returned an error, the commit failed, or something panicked. A handler
-// that takes a lock or changes memory inside Accept registers its undo here
-// (the commit path releases it in Result.AfterCommit). Hooks run in reverse
-// order of registration.
+// that changes memory inside Accept registers its undo here. Hooks run in
+// reverse order of registration, before the next transaction begins.
 func (w *Write) OnAbort(fn func()) { w.aborts = append(w.aborts, fn) }
+
+// Hold takes a lock for the rest of this write's transaction, which other
+// writes may share: release runs once the transaction has ended and every
+// write's hooks ran. It returns false, registering nothing, when the
+// transaction holds key already (an earlier write of it took the lock: this
+// one may use what it protects, since the writes of a transaction run one
+// after the other).
+func (w *Write) Hold(key any, release func()) bool { return w.p.DB.Hold(w.Tx, key, release) }
+
+// Holds reports whether this write's transaction holds key.
+func (w *Write) Holds(key any) bool { return w.p.DB.Holds(w.Tx, key) }
 
 // RateLimit counts this write against a quota kept under key (for example
 // "agent-discourse/1.0|message|did:agent:…"). When the quota is exhausted it
@@ -263,16 +275,13 @@ func (p *Pipeline) Submit(ctx context.Context, r *http.Request, body []byte, h W
 		return nil, AsError(err)
 	}
 	out := &Outcome{Envelope: env}
-	var write *Write
-	committed := false
-	defer func() {
-		// A write that did not commit (an error, or a panic passing
-		// through) gives back what Accept took.
-		if !committed && write != nil {
-			write.abort()
-		}
-	}()
-	err = p.DB.Write(ctx, func(tx *sql.Tx) error {
+	// Concurrent writes share transactions (group commit). Their statements
+	// are not cancelled with the request: an interrupt would roll back the
+	// other writes of the transaction too, and a write either commits
+	// whole or not at all anyway (the client resubmits and is answered).
+	reqCtx := ctx
+	ctx = context.WithoutCancel(ctx)
+	err = p.DB.WriteGroup(func(tx *sql.Tx) error {
 		now := p.Clock()
 		nowMS := now.UnixMilli()
 		acc, err := scanAccepted(p.DB.QueryRow(ctx, tx, lookupAcceptedSQL, env.Hash), env.Hash)
@@ -308,13 +317,19 @@ func (p *Pipeline) Submit(ctx context.Context, r *http.Request, body []byte, h W
 			env.Event.CreatedAt, nowMS, compact.Bytes()); err != nil {
 			return err
 		}
-		write = &Write{Tx: tx, Envelope: env, Raw: compact.Bytes(), Now: now, AcceptedAt: nowMS, Request: r, p: p}
+		write := &Write{Tx: tx, Envelope: env, Raw: compact.Bytes(), Now: now, AcceptedAt: nowMS, Request: r, p: p}
+		// A write that does not commit (an error, a panic, a failed commit)
+		// gives back what Accept took.
+		p.DB.OnAbort(tx, write.abort)
 		res, err := h.Accept(ctx, write)
 		if err != nil {
 			return err
 		}
 		if res == nil {
 			return errors.New("hubhttp: WriteHandler.Accept returned no result")
+		}
+		if res.AfterCommit != nil {
+			p.DB.OnCommit(tx, res.AfterCommit)
 		}
 		if _, err := p.DB.Exec(ctx, tx, upsertNonceSQL,
 			env.Event.Actor, env.Event.Nonce, nowMS+p.nonceTTL().Milliseconds()); err != nil {
@@ -330,13 +345,10 @@ func (p *Pipeline) Submit(ctx context.Context, r *http.Request, body []byte, h W
 		return nil
 	})
 	if err != nil {
-		p.logReject(ctx, env, err)
+		p.logReject(reqCtx, env, err)
 		return nil, AsError(err)
 	}
-	committed = true
-	if !out.Replayed && out.Result.AfterCommit != nil {
-		out.Result.AfterCommit()
-	}
+	ctx = reqCtx
 	if p.Logger != nil {
 		msg := "write accepted"
 		if out.Replayed {

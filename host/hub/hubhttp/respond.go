@@ -80,8 +80,41 @@ type List[T any] struct {
 
 // WriteList sends a list response.
 func WriteList[T any](w http.ResponseWriter, items []T, next string) {
+	if raw, ok := any(items).([]json.RawMessage); ok {
+		writeRawList(w, raw, next)
+		return
+	}
 	if items == nil {
 		items = []T{}
 	}
 	WriteJSON(w, http.StatusOK, List[T]{Result: items, NextCursor: next})
+}
+
+// writeRawList sends a list of JSON texts the hub wrote itself (stored
+// records) as they are: encoding/json would re-validate and copy every
+// item, which was most of the cost of serving a history page.
+func writeRawList(w http.ResponseWriter, items []json.RawMessage, next string) {
+	n := len(`{"result":[]}`) + len(items)
+	for _, it := range items {
+		n += len(it)
+	}
+	if next != "" {
+		n += len(`,"next_cursor":""`) + len(next)
+	}
+	body := make([]byte, 0, n)
+	body = append(body, `{"result":[`...)
+	for i, it := range items {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, it...)
+	}
+	body = append(body, ']')
+	if next != "" {
+		cursor, _ := json.Marshal(next)
+		body = append(body, `,"next_cursor":`...)
+		body = append(body, cursor...)
+	}
+	body = append(body, '}')
+	writeRaw(w, http.StatusOK, body)
 }

@@ -14,6 +14,14 @@
 //!   `{"op": "verdict", "kind", "input"}` answers one differential vector
 //!   case (test/interop/vectors.py) with the Rust SDK, in the verdict shape
 //!   the Python side uses; kinds it does not know answer `{"skip": kind}`.
+//!
+//! `sdk-connector-interop --verify-archive FILE` instead reads an archive
+//! file — its manifest line, then one server record per line — the way the
+//! SDK's `LocalConnector` reads an archive (each line through
+//! `parse_strict_json`, then decoded), runs `verify_archive_records` on it
+//! and prints `{"ok": {"records", "redacted"}}` (exit 0) or the error (exit
+//! 1). `make bench` times it against `apconnect verify-archive` on the
+//! same file (test/e2e BenchmarkVerifyArchive).
 //! Each answer is one JSON line: `{"ok": RESULT}` or
 //! `{"error": {"code", "message", "data"}}`. The test driving it
 //! (test/interop/test_rust_connector.py) decides what is right; this
@@ -23,7 +31,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 
 use agent_protocols::discourse::{
-    effective_open_roles, validate_custom_event_type_name, validate_message_create_payload,
+    effective_open_roles, verify_archive_records, ArchiveManifest, ArchiveRecord, validate_custom_event_type_name, validate_message_create_payload,
     validate_room_policy, validate_room_visibility_policy, validate_type_declaration,
     validate_type_def, verify_pack_digest, MessageCreatePayload, RoomPolicy, TypeDeclaration,
     TypeDef, Visibility,
@@ -239,8 +247,41 @@ fn base64_url(s: &str) -> Vec<u8> {
         .unwrap_or_default()
 }
 
+/// Decodes one line as the SDK decodes a response body: strict JSON, then
+/// the typed value.
+fn decode_line<T: serde::de::DeserializeOwned>(line: &str) -> agent_protocols::Result<T> {
+    Ok(serde_json::from_value(parse_strict_json(line)?)?)
+}
+
+/// The --verify-archive mode: see the module documentation.
+fn verify_archive_file(path: &str) -> i32 {
+    let run = || -> agent_protocols::Result<Value> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| SdkError::InvalidPayload(format!("read {path}: {e}")))?;
+        let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+        let manifest: ArchiveManifest = decode_line(lines.next().unwrap_or_default())?;
+        let records: Vec<ArchiveRecord> = lines.map(decode_line).collect::<agent_protocols::Result<_>>()?;
+        let redacted = verify_archive_records(&manifest, &records)?;
+        Ok(json!({"records": records.len(), "redacted": redacted}))
+    };
+    match run() {
+        Ok(v) => {
+            println!("{}", json!({"ok": v}));
+            0
+        }
+        Err(e) => {
+            println!("{}", error_value(&e));
+            1
+        }
+    }
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() == 3 && args[1] == "--verify-archive" {
+        std::process::exit(verify_archive_file(&args[2]));
+    }
     let cfg = match parse_args() {
         Ok(c) => c,
         Err(e) => {

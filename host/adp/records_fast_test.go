@@ -1,0 +1,97 @@
+package adp
+
+import (
+	"bytes"
+	"crypto/sha3"
+	"testing"
+
+	"apconnect/host/identity"
+)
+
+// mapRecordHash is the record hash as the spec states it: SHA3-256 of JCS of
+// the five-member object, built as a map.
+func mapRecordHash(t *testing.T, roomID string, seq int64, pre, env string, at int64) string {
+	t.Helper()
+	var p any
+	if pre != "" {
+		p = pre
+	}
+	b, err := identity.Canonicalize(map[string]any{"room_id": roomID, "seq": seq, "pre_hash": p, "envelope_hash": env, "accepted_at": at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha3.Sum256(b)
+	return identity.EncodeBase64URL(sum[:])
+}
+
+// TestRecordHashMatchesMap holds the directly written record hash payload to
+// Canonicalize of the map, for ordinary and awkward member values (escapes,
+// non-ASCII, null pre_hash, the integer bounds).
+func TestRecordHashMatchesMap(t *testing.T) {
+	h := "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+	for _, c := range []struct {
+		room     string
+		seq, at  int64
+		pre, env string
+	}{
+		{"room0001", 1, 0, "", h},
+		{"room0001", 2, 1_800_000_000_000, h, h},
+		{"r", identity.MaxSafeInteger, identity.MaxSafeInteger, "p\"q\\r\n\u2028", "é\u0001<>&"},
+		{"", 0, 0, "", ""},
+		{"\U0001F600\uE000", 7, -1, "x", "y"},
+	} {
+		got, err := RecordHash(c.room, c.seq, c.pre, c.env, c.at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := mapRecordHash(t, c.room, c.seq, c.pre, c.env, c.at); got != want {
+			t.Errorf("%+v: %s, want %s", c, got, want)
+		}
+	}
+	if _, err := RecordHash("r", identity.MaxSafeInteger+1, "", h, 0); ErrorCode(err) != CodeInvalidRecord {
+		t.Errorf("seq beyond 2^53-1: %v", err)
+	}
+	if _, err := RecordHash("r", 1, "", h, -identity.MaxSafeInteger-1); ErrorCode(err) != CodeInvalidRecord {
+		t.Errorf("accepted_at beyond -(2^53-1): %v", err)
+	}
+}
+
+// TestRecordAppendCanonical holds the record serialized around the verified
+// event bytes to MarshalJSON, and checks the fallbacks (redacted, extra
+// members, no event bytes) still give MarshalJSON's bytes.
+func TestRecordAppendCanonical(t *testing.T) {
+	f := newFixture(t, nil)
+	f.at(tStart).must("creator", TypeMessageCreate, obj{"content_type": "text/plain", "content": "hello <world> & \"friends\" \u2028 é"})
+	for _, rec := range f.records {
+		want, err := rec.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		canon, err := rec.Envelope.VerifyCanonical()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := rec.AppendCanonical([]byte("prefix"), canon)
+		if err != nil || !bytes.Equal(got, append([]byte("prefix"), want...)) {
+			t.Fatalf("seq %d:\n got %s\nwant %s (%v)", rec.Seq, got, want, err)
+		}
+		if got, _ := rec.AppendCanonical(nil, nil); !bytes.Equal(got, want) {
+			t.Fatalf("seq %d without event bytes: %s", rec.Seq, got)
+		}
+		extra := *rec
+		extra.Extra = map[string]any{"zz": "host data", "a": true}
+		wantExtra, _ := extra.MarshalJSON()
+		if got, _ := extra.AppendCanonical(nil, canon); !bytes.Equal(got, wantExtra) {
+			t.Fatalf("seq %d with extra members: %s", rec.Seq, got)
+		}
+		if rec.Seq > 1 {
+			red, err := rec.Redact()
+			if err == nil {
+				wantRed, _ := red.MarshalJSON()
+				if got, _ := red.AppendCanonical(nil, canon); !bytes.Equal(got, wantRed) {
+					t.Fatalf("seq %d redacted: %s", rec.Seq, got)
+				}
+			}
+		}
+	}
+}
