@@ -27,31 +27,32 @@ func (r raw) MarshalJSON() ([]byte, error) {
 	return []byte(r.v), nil
 }
 
-type ptrMarshaler struct{ n int }
+type ptrMarshaler struct{}
 
 func (p *ptrMarshaler) MarshalJSON() ([]byte, error) { return []byte(`{"n" : 1}`), nil }
 
 type target struct {
-	EventID   string            `json:"event_id"`
-	Type      string            `json:"type,omitempty"`
-	Seq       int64             `json:"seq,omitempty"`
-	Score     *int64            `json:"score_sum,omitempty"`
-	Ratio     float64           `json:"ratio,omitempty"`
-	Small     float32           `json:"small"`
-	Status    status            `json:"status"`
-	Counts    []count           `json:"counts"`
-	Ptrs      []*count          `json:"ptrs,omitempty"`
-	Tags      map[string]int    `json:"tags,omitempty"`
-	ByNum     map[int]string    `json:"by_num,omitempty"`
-	Any       any               `json:"any"`
-	Raw       raw               `json:"raw"`
-	Msg       json.RawMessage   `json:"msg,omitempty"`
-	PR        plugin.Raw        `json:"pr,omitempty"`
-	PM        ptrMarshaler      `json:"pm"`
-	Arr       [2]bool           `json:"arr"`
-	Skipped   string            `json:"-"`
-	hidden    string            //nolint:unused // unexported fields are skipped
-	Untagged  uint8             //
+	EventID  string          `json:"event_id"`
+	Type     string          `json:"type,omitempty"`
+	Seq      int64           `json:"seq,omitempty"`
+	Score    *int64          `json:"score_sum,omitempty"`
+	Ratio    float64         `json:"ratio,omitempty"`
+	Small    float32         `json:"small"`
+	Status   status          `json:"status"`
+	Counts   []count         `json:"counts"`
+	Ptrs     []*count        `json:"ptrs,omitempty"`
+	Tags     map[string]int  `json:"tags,omitempty"`
+	ByNum    map[int]string  `json:"by_num,omitempty"`
+	Any      any             `json:"any"`
+	Raw      raw             `json:"raw"`
+	Msg      json.RawMessage `json:"msg,omitempty"`
+	PR       plugin.Raw      `json:"pr,omitempty"`
+	PM       ptrMarshaler    `json:"pm"`
+	Arr      [2]bool         `json:"arr"`
+	Skipped  string          `json:"-"`
+	hidden   string          //nolint:unused // unexported fields are skipped
+	Untagged uint8           //
+	//lint:ignore SA5008 a tag name encoding/json refuses, on purpose: the field name is used instead
 	Bad       string            `json:"bad\"name"`
 	Nested    *target           `json:"nested,omitempty"`
 	Strs      map[string]string `json:"strs"`
@@ -76,7 +77,7 @@ func sample() *target {
 // Marshal writes what encoding/json writes.
 func TestMarshalMatchesEncodingJSON(t *testing.T) {
 	for _, v := range []any{sample(), *sample(), []*target{sample(), nil}, map[string]*target{"t": sample()}, &target{},
-		[]count(nil), map[string]count(nil), status("s"), [0]int{}, -0.0, math.MaxInt64, uint64(math.MaxUint64)} {
+		[]count(nil), map[string]count(nil), status("s"), [0]int{}, math.Copysign(0, -1), math.MaxInt64, uint64(math.MaxUint64)} {
 		want, err := json.Marshal(v)
 		if err != nil {
 			t.Fatal(err)
