@@ -157,7 +157,7 @@ conformance: $(CONFORMANCE_DIR)/node_modules/.installed
 ## is installed; without it that row reports "not run".
 bench: build
 	@mkdir -p bench
-	@if command -v cargo >/dev/null; then cd $(INTEROP)/rust && cargo build --release --locked; \
+	@if command -v cargo >/dev/null; then cd $(INTEROP)/rust && cargo build --profile speed-peer --locked; \
 	else echo "bench: cargo is not installed; the verify-archive row will not run"; fi
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./... | $(GO) run ./test/benchreport -o bench/report.json
 

@@ -53,7 +53,10 @@ profile service: reachable over HTTPS with its ca_file, and serving a valid
 discovery document for its own origin; and each configured plugin: loaded as
 apconnect mcp loads it (digest pinned, grants, limits, description), with
 what it validates, watches and adds, or the reason it is refused. Loading
-fills the plugin compilation cache, so the next start is fast.
+compiles each enabled plugin into the home's compilation cache
+(state/plugin-cache, the one apconnect mcp and serve read), so the next
+start is warm; each plugin's line says whether its code was compiled now or
+came from the cache.
 
 Prints a table (or JSON with --json) and exits non-zero when any check fails.
 Warnings, such as an unencrypted development key, do not fail the run.`,
@@ -162,8 +165,15 @@ func checkPlugins(ctx context.Context, cs *checks, cfg *config.Config) {
 			for _, p := range d.Packs {
 				packs = append(packs, p.ID())
 			}
-			cs.add(name, statusOK, "%s %s loaded from %s in %s; sha256 %s matches the config; grants: %s; validates: %s; watches: %s; tools: %s; packs: %s",
-				d.Name, d.Version, relTo(cfg.Home(), e.Path), e.Elapsed.Round(time.Millisecond), e.Plugin.Digest(),
+			compiled := "compiled into the cache"
+			switch {
+			case e.Plugin.FromCache():
+				compiled = "compiled code from the cache"
+			case set.CacheDir == "":
+				compiled = "compiled in memory: no compilation cache"
+			}
+			cs.add(name, statusOK, "%s %s loaded from %s in %s (%s); sha256 %s matches the config; grants: %s; validates: %s; watches: %s; tools: %s; packs: %s",
+				d.Name, d.Version, relTo(cfg.Home(), e.Path), e.Elapsed.Round(time.Millisecond), compiled, e.Plugin.Digest(),
 				listOrNone(e.Grants.Strings()), listOrNone(d.Validates), listOrNone(d.Watches), listOrNone(tools), listOrNone(packs))
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"apconnect/host/config"
 	"apconnect/host/plugin"
+	"apconnect/host/pluginhost"
 	"apconnect/host/termsafe"
 )
 
@@ -23,7 +24,7 @@ func init() {
 	register(&command{
 		name:    "plugin",
 		summary: "inspect a WebAssembly plugin (what it does, its digest, its config entry) or call one of its operations",
-		usage:   "plugin inspect [--json] [--cache DIR | --no-cache] FILE\n       apconnect plugin call [--log] [--cache DIR | --no-cache] [limits] FILE OP < envelope.json",
+		usage:   "plugin inspect [--json] [--home DIR] [--cache DIR | --no-cache] FILE\n       apconnect plugin call [--log] [--cache DIR | --no-cache] [limits] FILE OP < envelope.json",
 		detail: `"apconnect plugin inspect FILE" loads a plugin file in the sandbox without
 granting it anything beyond its own description, asks it to describe itself and
 prints what it is (name, version, plugin ABI), the event types it validates and
@@ -34,9 +35,13 @@ plugin; apconnect refuses a file whose digest differs and a plugin that claims
 more than its grants.
 
 The description is checked by every rule a real load applies, so a plugin that
-inspects cleanly loads with the printed entry. Compiled code is cached under the
-user cache directory ($XDG_CACHE_HOME/apconnect/plugins by default), which makes
-later inspections fast; --no-cache compiles in memory only.
+inspects cleanly loads with the printed entry. The compiled code goes into the
+apconnect home's compilation cache (state/plugin-cache of --home, else of
+$APCONNECT_HOME or the default home, when it has a config.toml), the cache
+apconnect mcp and serve read: after inspecting a plugin and enabling it with
+the printed entry, the first start does not compile it. Without a home the
+code is cached under the user cache directory ($XDG_CACHE_HOME/apconnect/plugins
+by default); --cache DIR uses DIR instead, --no-cache compiles in memory only.
 
 ` + pluginCallDetail,
 		example: `apconnect plugin inspect bin/plugins/deliberation.wasm
@@ -83,13 +88,15 @@ apconnect plugin call bin/plugins/hello_c.wasm validate < proposal.json`,
 // the subcommand or anywhere after it.
 type inspectOptions struct {
 	json    bool
+	home    string
 	cache   string
 	noCache bool
 }
 
 func (o *inspectOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.json, "json", o.json, "print the inspection as JSON")
-	fs.StringVar(&o.cache, "cache", o.cache, "compilation cache directory (default $XDG_CACHE_HOME/apconnect/plugins, or the user cache directory)")
+	fs.StringVar(&o.home, "home", o.home, "apconnect home whose compilation cache receives the compiled code (default $APCONNECT_HOME, else the default home when it has a config)")
+	fs.StringVar(&o.cache, "cache", o.cache, "compilation cache directory (default: the home's, else $XDG_CACHE_HOME/apconnect/plugins or the user cache directory)")
 	fs.BoolVar(&o.noCache, "no-cache", o.noCache, "compile in memory only")
 }
 
@@ -119,6 +126,8 @@ func (o *inspectOptions) parse(args []string) (file string, help bool, err error
 		return "", false, usageError{"inspect takes one FILE"}
 	case o.noCache && o.cache != "":
 		return "", false, usageError{"--cache and --no-cache exclude each other"}
+	case o.home != "" && (o.noCache || o.cache != ""):
+		return "", false, usageError{"--home names the compilation cache; it excludes --cache and --no-cache"}
 	}
 	return files[0], false, nil
 }
@@ -142,7 +151,15 @@ func runInspect(ctx context.Context, e *env, o *inspectOptions, file string) err
 	if !o.noCache {
 		opts.CacheDir = o.cache
 		if opts.CacheDir == "" {
-			opts.CacheDir = pluginCacheDir(e)
+			home, err := inspectHome(e, o.home)
+			if err != nil {
+				return err
+			}
+			if home != nil {
+				opts.CacheDir = pluginhost.CacheDir(home)
+			} else {
+				opts.CacheDir = pluginCacheDir(e)
+			}
 		}
 	}
 	rt, err := plugin.NewRuntime(ctx, opts)
@@ -183,6 +200,39 @@ func writeSafeJSON(w io.Writer, v any) error {
 	}
 	_, err = w.Write(append(termsafe.JSON(data), '\n'))
 	return err
+}
+
+// inspectHome is the home whose compilation cache "plugin inspect" fills:
+// --home (which must hold a config), else the home $APCONNECT_HOME names,
+// else the default one ($XDG_CONFIG_HOME/apconnect, ~/.config/apconnect),
+// when its config loads; nil when there is none. The environment is read
+// through e, as the rest of the command does, so tests stay hermetic.
+func inspectHome(e *env, flagHome string) (*config.Config, error) {
+	if flagHome != "" {
+		return loadConfig(flagHome)
+	}
+	dir := ""
+	if h := e.getenv(config.EnvHome); h != "" {
+		d, err := config.ResolveHome(h)
+		if err != nil {
+			return nil, nil
+		}
+		dir = d
+	} else if x := e.getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
+		dir = filepath.Join(x, "apconnect")
+	} else if h := e.getenv("HOME"); h != "" && filepath.IsAbs(h) {
+		dir = filepath.Join(h, ".config", "apconnect")
+	} else {
+		return nil, nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, config.FileName)); err != nil {
+		return nil, nil
+	}
+	cfg, err := config.Load(dir)
+	if err != nil {
+		return nil, nil // a home that does not load is no place for the cache
+	}
+	return cfg, nil
 }
 
 // pluginCacheDir is the default compilation cache: $XDG_CACHE_HOME (as the

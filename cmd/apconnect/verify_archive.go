@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -11,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -96,19 +94,6 @@ apconnect verify-archive room-archive.jsonl`,
 	})
 }
 
-// Archive layouts, as the report names them.
-const (
-	layoutCurrent       = "current"        // manifest URL, records-only JSONL, packs from manifest.packs
-	layoutSelfContained = "self-contained" // one JSONL: manifest line, pack lines, records
-	layoutRecordsOnly   = "records-only"   // a JSONL of records without its manifest
-)
-
-// Line types of the self-contained layout.
-const (
-	archiveManifestType = "room.archive"
-	archivePackType     = "room.archive.pack"
-)
-
 // maxPackBytes bounds one external pack document fetched from
 // manifest.packs (the hub's own fetcher takes at most 256 KiB).
 const maxPackBytes = 1 << 20
@@ -143,7 +128,7 @@ type archiveReport struct {
 // reports the missing commitment) and gathers every problem.
 func (a *loadedArchive) verify() *archiveReport {
 	if a.manifest != nil {
-		r, err := adp.VerifyArchive(a.manifest, a.records, a.packs, &adp.ArchiveOptions{SelfContained: a.layout == layoutSelfContained})
+		r, err := adp.VerifyArchive(a.manifest, a.records, a.packs, &adp.ArchiveOptions{SelfContained: a.layout == adp.ArchiveLayoutSelfContained})
 		var pre []adp.Problem
 		if err != nil {
 			pre = []adp.Problem{{Code: adp.ErrorCode(err), Message: err.Error()}}
@@ -226,11 +211,11 @@ func printArchiveReport(w io.Writer, r *archiveReport) {
 // layoutLine explains a layout name.
 func layoutLine(layout string) string {
 	switch layout {
-	case layoutCurrent:
+	case adp.ArchiveLayoutCurrent:
 		return "current (manifest, records-only JSONL, pack documents from manifest.packs)"
-	case layoutSelfContained:
+	case adp.ArchiveLayoutSelfContained:
 		return "self-contained (one JSONL: manifest line, pack document lines, records; older apconnect hubs)"
-	case layoutRecordsOnly:
+	case adp.ArchiveLayoutRecordsOnly:
 		return "records only (a JSONL without its manifest)"
 	}
 	return orNone(layout)
@@ -243,116 +228,13 @@ func orNone(s string) string {
 	return s
 }
 
-// loadArchive reads an archive from a local file or an https URL.
-func loadArchive(ctx context.Context, src, caFile string, maxBytes int64) (*loadedArchive, error) {
-	if strings.HasPrefix(src, "http://") {
-		return nil, usageError{"archives are fetched over https only"}
-	}
-	if !strings.HasPrefix(src, "https://") {
-		if caFile != "" {
-			return nil, usageError{"--ca applies to https URLs only"}
-		}
-		f, err := os.Open(src)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		data, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
-		if err != nil {
-			return nil, err
-		}
-		if int64(len(data)) > maxBytes {
-			return nil, fmt.Errorf("%s is larger than --max-bytes %d", src, maxBytes)
-		}
-		return parseArchiveJSONL(src, data), nil
-	}
-	client, err := archiveClient(caFile)
-	if err != nil {
-		return nil, err
-	}
-	u, err := url.Parse(src)
-	if err != nil || u.Host == "" {
-		return nil, usageError{fmt.Sprintf("%q is not a URL", src)}
-	}
-	if strings.HasSuffix(u.Path, "/archive.jsonl") {
-		data, err := fetch(ctx, client, u.String(), maxBytes)
-		if err != nil {
-			return nil, err
-		}
-		return parseArchiveJSONL(src, data), nil
-	}
-	if !strings.HasSuffix(u.Path, "/archive") {
-		u.Path = strings.TrimSuffix(u.Path, "/") + "/archive"
-	}
-	mdata, err := fetch(ctx, client, u.String(), maxBytes)
-	if err != nil {
-		return nil, err
-	}
-	manifest, err := adp.ParseArchiveManifest(mdata)
-	if err != nil {
-		return nil, fmt.Errorf("%s is not an archive manifest: %w", u, err)
-	}
-	jsonl, ok := manifest.Formats["jsonl"]
-	if !ok {
-		return nil, fmt.Errorf("the manifest at %s lists no jsonl format; nothing to verify the records from", u)
-	}
-	ju, err := url.Parse(jsonl)
-	if err != nil || ju.Scheme != "https" || ju.Host != u.Host {
-		return nil, fmt.Errorf("the manifest's jsonl format %q is not on the manifest's origin %s; refusing to follow it", jsonl, u.Host)
-	}
-	data, err := fetch(ctx, client, ju.String(), maxBytes)
-	if err != nil {
-		return nil, err
-	}
-	a := parseArchiveJSONL(u.String(), data)
-	if a.layout == layoutSelfContained {
-		// An older hub: the JSONL carries its own manifest and packs.
-		if a.manifest != nil && !sameCommitment(a.manifest, manifest) {
-			a.problems = append(a.problems, adp.Problem{Code: adp.CodeChainBroken,
-				Message: fmt.Sprintf("the manifest inside %s (room %s, last_seq %d) differs from the manifest fetched from %s (room %s, last_seq %d)",
-					ju, a.manifest.RoomID, a.manifest.LastSeq, u, manifest.RoomID, manifest.LastSeq)})
-		}
-		a.manifest = manifest
-		return a, nil
-	}
-	a.layout, a.manifest = layoutCurrent, manifest
-	for i, p := range manifest.Packs {
-		if _, done := a.packs[p.Pack]; done {
-			continue // listed twice; VerifyArchive reports a conflict
-		}
-		pu, err := url.Parse(p.URL)
-		if err != nil || pu.Scheme != "https" || pu.Host != u.Host {
-			a.problems = append(a.problems, adp.Problem{Code: adp.CodePackUnavailable, Pointer: fmt.Sprintf("/packs/%d/url", i),
-				Message: fmt.Sprintf("pack URL %q is not on the manifest's origin %s; not fetched", p.URL, u.Host)})
-			continue
-		}
-		doc, err := fetch(ctx, client, pu.String(), min(maxBytes, maxPackBytes))
-		if err != nil {
-			a.problems = append(a.problems, adp.Problem{Code: adp.CodePackUnavailable, Pointer: fmt.Sprintf("/packs/%d/url", i),
-				Message: err.Error()})
-			continue
-		}
-		a.packs[p.Pack] = doc
-	}
-	return a, nil
-}
-
 func sameCommitment(a, b *adp.ArchiveManifest) bool {
 	return a.RoomID == b.RoomID && a.URL == b.URL && a.LastSeq == b.LastSeq && a.LastHash == b.LastHash
 }
 
-// parseArchiveJSONL reads archive lines: in the self-contained layout the
-// manifest, pack documents and records; otherwise records only. A line that
-// cannot be read is a problem, and reading goes on.
-func parseArchiveJSONL(src string, data []byte) *loadedArchive {
-	a := &loadedArchive{source: src, layout: layoutRecordsOnly, packs: map[string][]byte{}}
-	j := jsonlLines{a: a, sink: func(recs []*adp.Record) error { a.records = append(a.records, recs...); return nil }}
-	_ = j.read(bytes.NewReader(data), int64(len(data))) // the sink never fails
-	return a
-}
-
-// archiveClient is an HTTPS client that trusts caFile (or the system roots)
-// and follows no redirects.
+// archiveClient is an HTTPS client that trusts caFile (or the system roots),
+// uses no proxy and follows no redirects. (client.NewHTTPClient is not used:
+// it takes proxies from the environment, and has no option to refuse them.)
 func archiveClient(caFile string) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -322,11 +324,15 @@ func TestVerifyArchiveStreamMatchesWhole(t *testing.T) {
 		if err := os.WriteFile(file, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		whole, err := loadArchive(context.Background(), file, "", defaultArchiveMaxBytes)
+		src, err := resolveArchive(context.Background(), file, "", defaultArchiveMaxBytes)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _ := json.Marshal(whole.verify())
+		whole, err := src.verify(context.Background(), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(whole)
 		for _, chunk := range []int{1, 2, 512} {
 			archiveChunk = chunk
 			rep, err := verifyArchiveSource(context.Background(), file, "", defaultArchiveMaxBytes)
@@ -346,5 +352,76 @@ func TestVerifyArchiveStreamMatchesWhole(t *testing.T) {
 	}
 	if _, err := verifyArchiveSource(context.Background(), filepath.Join(dir, "clean.jsonl"), "", 100); err == nil || !strings.Contains(err.Error(), "larger than --max-bytes 100") {
 		t.Errorf("an archive past --max-bytes: %v", err)
+	}
+}
+
+// A manifest URL whose JSONL is out of seq order: the manifest is fetched
+// once, the JSONL read as it streams, then again whole, and the report is
+// the whole-archive one, the pack problems (found once the layout is known)
+// included once.
+func TestVerifyArchiveURLOutOfOrder(t *testing.T) {
+	h, id, _ := archiveRoom(t)
+	man, err := adp.ParseArchiveManifest(h.Get(t, "/v1/rooms/"+id+"/archive", nil).Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(h.Get(t, strings.TrimPrefix(man.Formats["jsonl"], h.Origin()), nil).Body), []byte("\n"))
+	lines[1], lines[3] = lines[3], lines[1]
+	shuffled := append(bytes.Join(lines, []byte("\n")), '\n')
+	var mu sync.Mutex
+	hits := map[string]int{}
+	var srv *httptest.Server
+	srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.URL.Path]++
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/v1/rooms/" + id + "/archive":
+			m := *man
+			m.Formats = map[string]string{"jsonl": srv.URL + "/v1/rooms/" + id + "/archive.jsonl"}
+			m.Packs = []adp.ArchivedPack{{Pack: "https://packs.example/p.json", Digest: strings.Repeat("A", 43), URL: "https://elsewhere.example/p.json"}}
+			json.NewEncoder(w).Encode(&m)
+		case "/v1/rooms/" + id + "/archive.jsonl":
+			w.Write(shuffled)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rep, err := verifyArchiveSource(ctx, srv.URL+"/v1/rooms/"+id, ca, defaultArchiveMaxBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hits["/v1/rooms/"+id+"/archive"] != 1 || hits["/v1/rooms/"+id+"/archive.jsonl"] != 2 {
+		t.Fatalf("requests %v: want the manifest once and the JSONL streamed, then whole", hits)
+	}
+	src, err := resolveArchive(ctx, srv.URL+"/v1/rooms/"+id+"/archive", ca, defaultArchiveMaxBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := src.verify(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(rep)
+	want, _ := json.Marshal(whole)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("streamed then whole:\n got %s\nwant %s", got, want)
+	}
+	offOrigin := 0
+	for _, p := range rep.Problems {
+		if p.Pointer == "/packs/0/url" {
+			offOrigin++
+		}
+	}
+	if rep.OK || rep.Layout != adp.ArchiveLayoutCurrent || rep.Records != 6 || offOrigin != 2 {
+		// The pack URL is refused twice: not fetched (here), and not on the
+		// host origin (adp.VerifyArchive).
+		t.Fatalf("report %s", got)
 	}
 }

@@ -21,7 +21,7 @@ import (
 // room imported with a URL serving the pack document's exact bytes.
 type ArchiveManifest struct {
 	Protocol    string            `json:"protocol"`        // "agent-discourse/1.0"
-	Type        string            `json:"type"`            // "room.archive"
+	Type        string            `json:"type"`            // ArchiveManifestType
 	RoomID      string            `json:"room_id"`         // the archived room
 	URL         string            `json:"url"`             // canonical room URL
 	GeneratedAt int64             `json:"generated_at"`    // generation time, Unix ms
@@ -48,6 +48,11 @@ func ParseArchiveManifest(data []byte) (*ArchiveManifest, error) {
 	if err != nil {
 		return nil, jsonError(err, "", CodeInvalidRequest)
 	}
+	return archiveManifestFromValue(v)
+}
+
+// archiveManifestFromValue is ParseArchiveManifest on a parsed value.
+func archiveManifestFromValue(v any) (*ArchiveManifest, error) {
 	if err := validateKernel("archiveManifest", v, CodeInvalidRequest, ""); err != nil {
 		return nil, err
 	}
@@ -484,8 +489,8 @@ func (st *ArchiveStream) Report() *ArchiveReport {
 	if manifest.Protocol != identity.ProtocolDiscourse {
 		bad(CodeInvalidRequest, "/protocol", "manifest protocol must be %q", identity.ProtocolDiscourse)
 	}
-	if manifest.Type != "room.archive" {
-		bad(CodeInvalidRequest, "/type", "manifest type must be \"room.archive\"")
+	if manifest.Type != ArchiveManifestType {
+		bad(CodeInvalidRequest, "/type", "manifest type must be %q", ArchiveManifestType)
 	}
 	if manifest.RoomID != rep.RoomID {
 		bad(CodeChainBroken, "/room_id", "manifest room_id %q differs from the records' room %q", text.Truncate(manifest.RoomID, 64), rep.RoomID)

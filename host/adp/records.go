@@ -314,6 +314,14 @@ func ParseRecord(data []byte) (*Record, error) {
 	return RecordFromValue(v, "")
 }
 
+// RecordsFromValues is RecordFromValue on every value, on every core: the
+// i-th record and error are those of values[i], located at pointer(i).
+func RecordsFromValues(values []any, pointer func(i int) string) ([]*Record, []error) {
+	recs, errs := make([]*Record, len(values)), make([]error, len(values))
+	parallel(len(values), func(i int) { recs[i], errs[i] = RecordFromValue(values[i], pointer(i)) })
+	return recs, errs
+}
+
 // RecordFromValue reads a strictly parsed server record and validates it.
 // pointer locates the record in its document for error messages.
 func RecordFromValue(v any, pointer string) (*Record, error) {

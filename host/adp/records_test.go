@@ -3,6 +3,7 @@ package adp
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -198,4 +199,28 @@ func TestChainErrors(t *testing.T) {
 			t.Errorf("error does not name the seq: %v", err)
 		}
 	})
+}
+
+// RecordsFromValues reads on every core what RecordFromValue reads one by
+// one, errors located at each value's pointer.
+func TestRecordsFromValues(t *testing.T) {
+	f := newFixture(t, nil)
+	values := make([]any, 64) // enough values for several workers
+	for i := range values {
+		values[i] = jsonValue(t, f.records[0])
+		if i%5 == 3 {
+			values[i] = "not a record"
+		}
+	}
+	pointer := func(i int) string { return fmt.Sprintf("/result/%d", i) }
+	recs, errs := RecordsFromValues(values, pointer)
+	for i := range values {
+		want, werr := RecordFromValue(values[i], pointer(i))
+		if (errs[i] == nil) != (werr == nil) || (werr != nil && AsError(errs[i]).Pointer != pointer(i)) {
+			t.Fatalf("value %d: err %v, want %v", i, errs[i], werr)
+		}
+		if werr == nil && recs[i].Hash != want.Hash {
+			t.Fatalf("value %d: record %+v, want %+v", i, recs[i], want)
+		}
+	}
 }

@@ -64,9 +64,10 @@ func busyRoom(t *testing.T) *fixture {
 	return f
 }
 
-func snapshot(t *testing.T, r *Room) []byte {
+// snapshot is the JSON encoding of v (a room, or an archive line).
+func snapshot(t *testing.T, v any) []byte {
 	t.Helper()
-	b, err := json.Marshal(r)
+	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}

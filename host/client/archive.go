@@ -12,26 +12,7 @@ import (
 	"strings"
 
 	"apconnect/host/adp"
-	"apconnect/host/identity"
 )
-
-// Archive layouts (what Archive.Layout reports).
-const (
-	// ArchiveLayoutCurrent is ADP 18 as SDK 0.12.6 reads it: the manifest
-	// at {room}/archive, its formats.jsonl holding one server record per
-	// line and nothing else, and every external pack document at its
-	// manifest.packs[].url.
-	ArchiveLayoutCurrent = "current"
-	// ArchiveLayoutSelfContained is the layout older apconnect hubs served:
-	// one JSON Lines file with the manifest first, then a
-	// {"type":"room.archive.pack","pack","digest","document"} line per
-	// external pack, then the records.
-	ArchiveLayoutSelfContained = "self-contained"
-)
-
-// archivePackType is the type of a pack document line of the
-// self-contained layout.
-const archivePackType = "room.archive.pack"
 
 // Bounds of an archive download beyond Options.MaxArchiveBytes.
 const (
@@ -93,7 +74,7 @@ func (h *Host) DownloadArchive(ctx context.Context, roomID string) (*Archive, er
 	if err != nil {
 		return nil, err
 	}
-	if a.Layout == ArchiveLayoutSelfContained {
+	if a.Layout == adp.ArchiveLayoutSelfContained {
 		if a.Manifest.RoomID != roomID || a.Manifest.LastSeq != man.LastSeq || a.Manifest.LastHash != man.LastHash {
 			return nil, &ResponseError{Method: http.MethodGet, Path: link, Status: http.StatusOK,
 				Err: fmt.Errorf("the jsonl archive commits to %s@%d, the manifest to %s@%d", a.Manifest.LastHash, a.Manifest.LastSeq, man.LastHash, man.LastSeq)}
@@ -165,12 +146,15 @@ func checkArchiveURL(raw, origin string) error {
 }
 
 // ReadArchiveJSONL reads a JSON Lines archive in either layout from r (see
-// ArchiveRecords): the layout is self-contained when the first non-blank
-// line is a manifest ({"type":"room.archive",…}). Records must be of roomID
-// (or, when roomID is "", of the self-contained manifest's room or the
-// first record's) and ascend by seq. A line is at most MaxArchiveLineBytes.
+// ArchiveRecords) by the format and ordering rules of adp.ParseArchiveLine
+// and adp.ArchiveLines: the layout is self-contained when the first
+// non-blank line is a manifest ({"type":"room.archive",…}). Records must be
+// of roomID (or, when roomID is "", of the self-contained manifest's room or
+// the first record's) and ascend by seq. A line is at most
+// MaxArchiveLineBytes. The first fault ends the read.
 func ReadArchiveJSONL(r io.Reader, roomID string) (*Archive, error) {
-	a := &Archive{Layout: ArchiveLayoutCurrent, Packs: map[string][]byte{}}
+	a := &Archive{Layout: adp.ArchiveLayoutCurrent}
+	var lines adp.ArchiveLines
 	br := bufio.NewReaderSize(r, 64<<10)
 	for n := 1; ; n++ {
 		line, err := readLine(br)
@@ -178,7 +162,7 @@ func ReadArchiveJSONL(r io.Reader, roomID string) (*Archive, error) {
 			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
-			if perr := a.line(line, &roomID); perr != nil {
+			if perr := a.line(&lines, line, &roomID); perr != nil {
 				return nil, fmt.Errorf("line %d: %w", n, perr)
 			}
 		}
@@ -186,8 +170,12 @@ func ReadArchiveJSONL(r io.Reader, roomID string) (*Archive, error) {
 			break
 		}
 	}
-	if a.Layout == ArchiveLayoutSelfContained && a.Manifest == nil {
-		return nil, errors.New("empty archive: no manifest line")
+	if lines.Layout() == adp.ArchiveLayoutSelfContained {
+		a.Layout = adp.ArchiveLayoutSelfContained
+	}
+	a.Packs = lines.Packs()
+	if a.Packs == nil {
+		a.Packs = map[string][]byte{}
 	}
 	return a, nil
 }
@@ -210,51 +198,25 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// line reads one non-blank line of the archive.
-func (a *Archive) line(line []byte, roomID *string) error {
-	v, err := identity.ParseStrict(line)
+// line reads one non-blank line of the archive: the format's rules, then
+// the room and the seq order.
+func (a *Archive) line(lines *adp.ArchiveLines, raw []byte, roomID *string) error {
+	l, err := adp.ParseArchiveLine(raw)
+	rec, err := lines.Take(l, err)
 	if err != nil {
 		return err
 	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return errors.New("not a JSON object")
+	if l.Manifest != nil {
+		if *roomID != "" && l.Manifest.RoomID != *roomID {
+			return fmt.Errorf("the manifest is of room %q, want %q", l.Manifest.RoomID, *roomID)
+		}
+		a.Manifest, *roomID = l.Manifest, l.Manifest.RoomID
 	}
-	switch typ, _ := obj["type"].(string); {
-	case typ == "room.archive":
-		if a.Manifest != nil || len(a.Records) > 0 {
-			return errors.New("a manifest line is only allowed first, in the self-contained layout")
-		}
-		man, err := adp.ParseArchiveManifest(line)
-		if err != nil {
-			return fmt.Errorf("the manifest: %w", err)
-		}
-		if *roomID != "" && man.RoomID != *roomID {
-			return fmt.Errorf("the manifest is of room %q, want %q", man.RoomID, *roomID)
-		}
-		a.Manifest, a.Layout, *roomID = man, ArchiveLayoutSelfContained, man.RoomID
-		return nil
-	case typ == archivePackType:
-		if a.Layout != ArchiveLayoutSelfContained {
-			return errors.New("a pack line outside the self-contained layout")
-		}
-		if len(a.Records) > 0 {
-			return errors.New("a pack document after the records")
-		}
-		url, _ := obj["pack"].(string)
-		doc, ok := obj["document"].(string)
-		if url == "" || !ok {
-			return errors.New("a pack line needs \"pack\" and \"document\" strings")
-		}
-		if _, dup := a.Packs[url]; dup {
-			return fmt.Errorf("pack %s listed twice", text.Truncate(url, 120))
-		}
-		a.Packs[url] = []byte(doc)
+	if rec == nil {
 		return nil
 	}
-	rec, err := recordFromValue(obj, *roomID, "")
-	if err != nil {
-		return err
+	if *roomID != "" && rec.RoomID != *roomID {
+		return fmt.Errorf("record of room %q, want %q", rec.RoomID, *roomID)
 	}
 	if k := len(a.Records); k > 0 && rec.Seq <= a.Records[k-1].Seq {
 		return fmt.Errorf("seq %d does not ascend", rec.Seq)
@@ -273,6 +235,6 @@ func (a *Archive) Verify(opts *adp.ArchiveOptions) (*adp.ArchiveReport, error) {
 	if opts != nil {
 		o = *opts
 	}
-	o.SelfContained = a.Layout == ArchiveLayoutSelfContained
+	o.SelfContained = a.Layout == adp.ArchiveLayoutSelfContained
 	return adp.VerifyArchive(a.Manifest, a.Records, a.Packs, &o)
 }

@@ -87,7 +87,7 @@ func TestArchiveDownload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Layout != ArchiveLayoutCurrent || len(a.Records) != 4 || a.Manifest.LastSeq != 4 || !bytes.Equal(a.Packs[pack], doc) || len(a.Manifest.Packs) != 1 {
+	if a.Layout != adp.ArchiveLayoutCurrent || len(a.Records) != 4 || a.Manifest.LastSeq != 4 || !bytes.Equal(a.Packs[pack], doc) || len(a.Manifest.Packs) != 1 {
 		t.Fatalf("archive %+v", a)
 	}
 	rep, err := a.Verify(nil)
@@ -124,7 +124,7 @@ func TestArchiveDownloadSelfContained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Layout != ArchiveLayoutSelfContained || len(a.Records) != 4 || string(a.Packs["https://packs.example/p.json"]) != packLine["document"] {
+	if a.Layout != adp.ArchiveLayoutSelfContained || len(a.Records) != 4 || string(a.Packs["https://packs.example/p.json"]) != packLine["document"] {
 		t.Fatalf("archive %+v", a)
 	}
 	if rep, err := a.Verify(nil); err != nil || !rep.OK() {
@@ -147,16 +147,21 @@ func TestArchiveRefusals(t *testing.T) {
 	otherRoom := recs[2].Value()
 	otherRoom["room_id"] = "room0002"
 	pack := map[string]any{"type": "room.archive.pack", "pack": "https://p", "document": "{}"}
+	// A record with a "type" member of its own is not a record line.
+	typed := recs[1].Value()
+	typed["type"] = "room.archive.other"
 	cases := map[string]string{
-		"descending":                  jsonl(t, recs[1].Value(), recs[0].Value()),
-		"other room":                  jsonl(t, recs[0].Value(), otherRoom),
-		"manifest after a record":     jsonl(t, recs[0].Value(), man),
-		"pack line without manifest":  jsonl(t, pack, recs[0].Value()),
-		"self-contained, descending":  jsonl(t, man, recs[1].Value(), recs[0].Value()),
-		"self-contained, pack after":  jsonl(t, man, recs[0].Value(), pack),
-		"self-contained, no document": jsonl(t, man, map[string]any{"type": "room.archive.pack", "pack": "https://p"}),
-		"garbage line":                jsonl(t, recs[0].Value(), "{nope"),
-		"array line":                  jsonl(t, "[]"),
+		"descending":                    jsonl(t, recs[1].Value(), recs[0].Value()),
+		"other room":                    jsonl(t, recs[0].Value(), otherRoom),
+		"manifest after a record":       jsonl(t, recs[0].Value(), man),
+		"pack line without manifest":    jsonl(t, pack, recs[0].Value()),
+		"self-contained, descending":    jsonl(t, man, recs[1].Value(), recs[0].Value()),
+		"self-contained, pack after":    jsonl(t, man, recs[0].Value(), pack),
+		"self-contained, no document":   jsonl(t, man, map[string]any{"type": "room.archive.pack", "pack": "https://p"}),
+		"self-contained, two documents": jsonl(t, man, pack, map[string]any{"type": "room.archive.pack", "pack": "https://p", "document": "{ }"}),
+		"unknown line type":             jsonl(t, recs[0].Value(), typed),
+		"garbage line":                  jsonl(t, recs[0].Value(), "{nope"),
+		"array line":                    jsonl(t, "[]"),
 	}
 	for name, body := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -170,10 +175,16 @@ func TestArchiveRefusals(t *testing.T) {
 			}
 		})
 	}
+	t.Run("the same pack line twice is kept once", func(t *testing.T) {
+		a, err := ReadArchiveJSONL(strings.NewReader(jsonl(t, man, pack, pack, recs[0].Value())), "")
+		if err != nil || a.Layout != adp.ArchiveLayoutSelfContained || len(a.Packs) != 1 || string(a.Packs["https://p"]) != "{}" || len(a.Records) != 1 {
+			t.Fatalf("%+v %v", a, err)
+		}
+	})
 	t.Run("records only and empty are fine", func(t *testing.T) {
 		for body, n := range map[string]int{jsonl(t, recs[0].Value(), recs[1].Value()): 2, "": 0, "\n\n": 0} {
 			a, err := ReadArchiveJSONL(strings.NewReader(body), "")
-			if err != nil || len(a.Records) != n || a.Layout != ArchiveLayoutCurrent || a.Manifest != nil {
+			if err != nil || len(a.Records) != n || a.Layout != adp.ArchiveLayoutCurrent || a.Manifest != nil {
 				t.Fatalf("%q: %+v %v", body, a, err)
 			}
 		}

@@ -83,10 +83,19 @@ func recordFromValue(v any, roomID, pointer string) (*adp.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if roomID != "" && rec.RoomID != roomID {
-		return nil, fmt.Errorf("%s: record of room %q, want %q", pointerOrRoot(pointer), rec.RoomID, roomID)
+	if err := checkRecordRoom(rec, roomID, pointer); err != nil {
+		return nil, err
 	}
 	return rec, nil
+}
+
+// checkRecordRoom checks that a record at pointer belongs to roomID (any
+// room when roomID is "").
+func checkRecordRoom(rec *adp.Record, roomID, pointer string) error {
+	if roomID != "" && rec.RoomID != roomID {
+		return fmt.Errorf("%s: record of room %q, want %q", pointerOrRoot(pointer), rec.RoomID, roomID)
+	}
+	return nil
 }
 
 // roomFromValue reads a room resource into out (a *RoomResource, or a

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"apconnect/host/adp"
 )
@@ -49,13 +46,12 @@ func decodeRecordPage(u string, resp *response, limit int, roomID string, after 
 	if limit > 0 && len(items) > limit {
 		return nil, bad(http.MethodGet, u, resp.status, fmt.Errorf("%d items for limit %d", len(items), limit))
 	}
-	recs := make([]*adp.Record, len(items))
-	errs := make([]error, len(items))
-	parallel(len(items), func(i int) {
-		recs[i], errs[i] = recordFromValue(items[i], roomID, itemPointer(i))
-	})
+	recs, errs := adp.RecordsFromValues(items, itemPointer)
 	last := after
 	for i, rec := range recs {
+		if errs[i] == nil {
+			errs[i] = checkRecordRoom(rec, roomID, itemPointer(i))
+		}
 		if errs[i] != nil {
 			return nil, bad(http.MethodGet, u, resp.status, errs[i])
 		}
@@ -65,27 +61,4 @@ func decodeRecordPage(u string, resp *response, limit int, roomID string, after 
 		last = rec.Seq
 	}
 	return &Page[*adp.Record]{Items: recs, NextCursor: next}, nil
-}
-
-// parallel runs fn(0..n-1) on GOMAXPROCS goroutines (inline for small n).
-func parallel(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n/16)
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
 }

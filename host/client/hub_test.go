@@ -483,7 +483,7 @@ func TestHubArchiveCurrentLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Layout != ArchiveLayoutCurrent || len(a.Records) != 2 || !bytes.Equal(a.Packs[packURL], doc) ||
+	if a.Layout != adp.ArchiveLayoutCurrent || len(a.Records) != 2 || !bytes.Equal(a.Packs[packURL], doc) ||
 		len(a.Manifest.Packs) != 1 || a.Manifest.Packs[0].Pack != packURL || a.Manifest.Packs[0].Digest != digest {
 		t.Fatalf("archive %+v", a)
 	}

@@ -217,6 +217,6 @@ type Archive struct {
 	// Packs maps external pack URLs (the imports) to their documents'
 	// exact bytes (VerifyArchive's packDocs; digests checked there).
 	Packs map[string][]byte
-	// Layout is ArchiveLayoutCurrent or ArchiveLayoutSelfContained.
+	// Layout is adp.ArchiveLayoutCurrent or adp.ArchiveLayoutSelfContained.
 	Layout string
 }

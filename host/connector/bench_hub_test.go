@@ -150,13 +150,6 @@ func (h *childHub) agent(b *testing.B, seed byte) *connector.Connector {
 // poster sends a signed write to a hub and returns the status and body.
 type poster func(path string, body []byte) (int, []byte)
 
-func inProcess(h *hubtest.Hub) poster {
-	return func(path string, body []byte) (int, []byte) {
-		r := h.Post(path, body)
-		return r.Status, r.Body
-	}
-}
-
 func (h *childHub) poster(b *testing.B) poster {
 	return func(path string, body []byte) (int, []byte) { return h.post(b, path, body) }
 }

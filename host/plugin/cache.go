@@ -177,7 +177,8 @@ type sealedLoad struct {
 	entry    string // the sealed entry's path
 	compiled [32]byte
 	digest   string
-	placed   bool // a sealed entry was unsealed for wazero
+	placed   bool   // a sealed entry was unsealed for wazero
+	name     string // wazero's name of the placed entry
 }
 
 // begin prepares a wazero cache for compiling module (whose pinned digest
@@ -226,6 +227,7 @@ func (l *sealedLoad) unseal() bool {
 	if err := os.WriteFile(filepath.Join(l.tmp, l.wazDir, name), payload, 0o600); err != nil {
 		return false
 	}
+	l.name = name
 	now := time.Now()
 	_ = os.Chtimes(l.entry, now, now) // in use: kept by tidy
 	return true
@@ -326,6 +328,17 @@ func readBounded(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	return data, nil
+}
+
+// used reports, after a successful compilation, whether wazero took the
+// code from the placed entry: on a miss (no entry, or one under a key
+// wazero no longer computes for this module) it writes its own beside it.
+func (l *sealedLoad) used() bool {
+	if !l.placed {
+		return false
+	}
+	files, err := os.ReadDir(filepath.Join(l.tmp, l.wazDir))
+	return err == nil && len(files) == 1 && files[0].Name() == l.name
 }
 
 // finish runs after a successful compilation: after a miss it seals the

@@ -238,3 +238,57 @@ func TestUnusedCacheEntriesExpire(t *testing.T) {
 		t.Fatalf("a used entry was not touched: %v %v", info, err)
 	}
 }
+
+// FromCache tells a load that compiled from one that used a sealed entry:
+// the first load through a fresh cache compiles, the next uses the entry,
+// and a load after the entry was damaged compiles again.
+func TestFromCacheReportsWhetherALoadCompiled(t *testing.T) {
+	honest := plugintest.BuildWat(t, "testdata/cache/honest.wat")
+	data, err := os.ReadFile(honest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	load := func() bool {
+		t.Helper()
+		rt, err := plugin.NewRuntime(ctx(), plugin.Options{CacheDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close(ctx())
+		p, err := rt.Load(ctx(), honest, plugin.Digest(data), plugin.AllGrants(), plugin.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.FromCache()
+	}
+	if load() {
+		t.Fatal("the first load through an empty cache says it compiled nothing")
+	}
+	if !load() {
+		t.Fatal("the second load compiled again instead of using the sealed entry")
+	}
+	entry := oneEntry(t, dir)
+	sealed, err := os.ReadFile(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(entry, flipByte(sealed, len(sealed)/2), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if load() {
+		t.Fatal("a load with a damaged entry says it came from the cache")
+	}
+	rt, err := plugin.NewRuntime(ctx(), plugin.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx())
+	p, err := rt.Load(ctx(), honest, plugin.Digest(data), plugin.AllGrants(), plugin.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.FromCache() {
+		t.Fatal("a load with an in-memory cache says it came from the on-disk cache")
+	}
+}

@@ -38,6 +38,9 @@ type Plugin struct {
 	stdout   *lineWriter
 	stderr   *lineWriter
 	loadedAt time.Time
+	// fromCache is set by compile when the compiled code came from the
+	// sealed on-disk cache.
+	fromCache bool
 
 	// Set once by describe during load, read-only afterwards.
 	desc      *Description
@@ -124,6 +127,7 @@ func (p *Plugin) compile(ctx context.Context, module []byte) error {
 		}
 		err = p.compileWith(ctx, load.cache, module)
 		if err == nil {
+			p.fromCache = load.used()
 			load.finish()
 			p.ownCache = load.cache
 			return nil
@@ -322,6 +326,12 @@ func (p *Plugin) Source() string { return p.source }
 
 // Digest returns the hex SHA-256 of the plugin module.
 func (p *Plugin) Digest() string { return p.digest }
+
+// FromCache reports whether the plugin's compiled code came from the
+// Runtime's on-disk compilation cache (Options.CacheDir), so that loading
+// it compiled nothing. It is false after a compilation, and always with an
+// in-memory or shared cache (Options.Cache), where the Runtime cannot tell.
+func (p *Plugin) FromCache() bool { return p.fromCache }
 
 // Grants returns the plugin's grants.
 func (p *Plugin) Grants() Grants { return p.grants }

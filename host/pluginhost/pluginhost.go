@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -52,6 +53,9 @@ type Options struct {
 	// Limits, when set, adjusts each plugin's limits after the config's
 	// (tests lengthen deadlines under the race detector).
 	Limits func(name string, l *plugin.Limits)
+	// Parallel bounds how many plugins load (compile) at once;
+	// GOMAXPROCS when 0.
+	Parallel int
 }
 
 // Entry is one [[plugins]] entry and what became of it.
@@ -84,7 +88,8 @@ type Set struct {
 	CacheDir string
 }
 
-// Load loads every enabled plugin of cfg concurrently and registers those
+// Load loads every enabled plugin of cfg concurrently (at most
+// Options.Parallel, by default GOMAXPROCS, at a time) and registers those
 // that load, in config order. It never fails: a plugin that cannot be
 // loaded (unreadable, wrong digest, bad grants or limits, not a module of
 // the ABI, a description beyond its grants, a pack type against the ADP
@@ -119,6 +124,12 @@ func Load(ctx context.Context, cfg *config.Config, opts Options) *Set {
 		return s
 	}
 	s.Runtime = rt
+	// Compiling is CPU-bound (wazero compiles one module on one
+	// goroutine): one load per core at a time keeps every core busy
+	// without holding more modules' compiler state in memory than there
+	// are cores to work on them. Each entry keeps its own result; the
+	// registry is filled in config order below.
+	sem := make(chan struct{}, parallelLoads(opts))
 	var wg sync.WaitGroup
 	for i := range s.Entries {
 		e := &s.Entries[i]
@@ -128,6 +139,8 @@ func Load(ctx context.Context, cfg *config.Config, opts Options) *Set {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
 			t0 := time.Now()
 			e.Plugin, e.Grants, e.Err = load(ctx, rt, e, opts)
 			e.Elapsed = time.Since(t0)
@@ -148,6 +161,15 @@ func Load(ctx context.Context, cfg *config.Config, opts Options) *Set {
 	log.Info("plugins loaded", "loaded", len(s.Registry.Plugins()), "configured", enabled, "elapsed", time.Since(start).Round(time.Millisecond),
 		"cache", s.CacheDir)
 	return s
+}
+
+// parallelLoads is how many plugins Load loads at once: Options.Parallel,
+// else GOMAXPROCS.
+func parallelLoads(opts Options) int {
+	if opts.Parallel > 0 {
+		return opts.Parallel
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 func (s *Set) newRuntime(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger) (*plugin.Runtime, error) {

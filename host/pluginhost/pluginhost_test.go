@@ -2,6 +2,7 @@ package pluginhost_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,7 @@ import (
 var ctx = context.Background()
 
 // entry is a [[plugins]] entry for the module at path, pinning its digest.
-func entry(t *testing.T, name, path string, grants ...string) config.Plugin {
+func entry(t testing.TB, name, path string, grants ...string) config.Plugin {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -26,7 +27,7 @@ func entry(t *testing.T, name, path string, grants ...string) config.Plugin {
 	return config.Plugin{Name: name, Path: path, SHA256: plugin.Digest(data), Grants: grants, Limits: config.DefaultPluginLimits(), Enabled: true}
 }
 
-func newConfig(t *testing.T, plugins ...config.Plugin) *config.Config {
+func newConfig(t testing.TB, plugins ...config.Plugin) *config.Config {
 	t.Helper()
 	cfg, err := config.Default(t.TempDir(), config.DefaultOptions{})
 	if err != nil {
@@ -36,17 +37,24 @@ func newConfig(t *testing.T, plugins ...config.Plugin) *config.Config {
 	return cfg
 }
 
-func load(t *testing.T, cfg *config.Config) *pluginhost.Set {
+func load(t *testing.T, cfg *config.Config, parallel int) *pluginhost.Set {
 	t.Helper()
-	set := pluginhost.Load(ctx, cfg, pluginhost.Options{Cache: plugintest.CompilationCache(),
+	set := pluginhost.Load(ctx, cfg, pluginhost.Options{Cache: plugintest.CompilationCache(), Parallel: parallel,
 		Limits: func(_ string, l *plugin.Limits) { l.LoadTimeout = time.Minute }})
 	t.Cleanup(func() { _ = set.Close(ctx) })
 	return set
 }
 
 // Every enabled entry is loaded; each refusal is recorded with its reason
-// and code, and the others load anyway.
+// and code, and the others load anyway. The entries and the registry keep
+// the config's order however many plugins load at once.
 func TestLoad(t *testing.T) {
+	for _, parallel := range []int{1, 3, 0} {
+		t.Run(fmt.Sprintf("parallel=%d", parallel), func(t *testing.T) { testLoad(t, parallel) })
+	}
+}
+
+func testLoad(t *testing.T, parallel int) {
 	delib := plugintest.Build(t, "../../plugins/deliberation")
 	hello := plugintest.Build(t, "../../examples/plugins/hello")
 	badpack := plugintest.Build(t, "testdata/badpack")
@@ -67,7 +75,7 @@ func TestLoad(t *testing.T) {
 		config.Plugin{Name: "missing", Path: filepath.Join(t.TempDir(), "none.wasm"), SHA256: strings.Repeat("0", 64), Enabled: true}, // no file
 		disabled,
 	)
-	set := load(t, cfg)
+	set := load(t, cfg, parallel)
 
 	want := []struct {
 		name string
@@ -115,6 +123,34 @@ func TestLoad(t *testing.T) {
 	}
 }
 
+// Plugins loaded concurrently land in the registry in config order, not
+// in the order their loads finish (the small hello module compiles far
+// faster than the first-party ones before it).
+func TestLoadKeepsConfigOrder(t *testing.T) {
+	cfg := newConfig(t,
+		entry(t, "realtime", plugintest.Build(t, "../../plugins/realtime"), "validate", "watch", "tools"),
+		entry(t, "deliberation", plugintest.Build(t, "../../plugins/deliberation"), "validate", "watch", "tools"),
+		entry(t, "hello", plugintest.Build(t, "../../examples/plugins/hello"), "validate", "watch", "tools", "packs"),
+		entry(t, "curation", plugintest.Build(t, "../../plugins/curation"), "validate", "watch", "tools"),
+	)
+	set := load(t, cfg, 2)
+	var names []string
+	for _, p := range set.Registry.Plugins() {
+		names = append(names, p.Name())
+	}
+	if got := strings.Join(names, ","); got != "realtime,deliberation,hello,curation" {
+		for _, e := range set.Entries {
+			t.Logf("%s: %v", e.Config.Name, e.Err)
+		}
+		t.Fatalf("registry order %s", got)
+	}
+	for _, e := range set.Entries {
+		if e.Plugin == nil || e.Elapsed <= 0 {
+			t.Fatalf("%s: %v (elapsed %s)", e.Config.Name, e.Err, e.Elapsed)
+		}
+	}
+}
+
 // Nothing enabled: no runtime at all.
 func TestLoadNothing(t *testing.T) {
 	set := pluginhost.Load(ctx, newConfig(t), pluginhost.Options{})
@@ -127,7 +163,7 @@ func TestLoadNothing(t *testing.T) {
 func TestReport(t *testing.T) {
 	full := plugintest.Build(t, "../plugin/testdata/full")
 	cfg := newConfig(t, entry(t, "full", full, "validate", "watch", "tools", "packs", "propose:demo.vote"))
-	set := load(t, cfg)
+	set := load(t, cfg, 0)
 	p := set.Entries[0].Plugin
 	if p == nil {
 		t.Fatal(set.Entries[0].Err)

@@ -4,8 +4,9 @@ import (
 	"strings"
 
 	"apconnect/sdk-guest/plugin"
+	// The Structured result is a struct, encoded with reflection.
+	_ "apconnect/sdk-guest/plugin/structjson"
 	"apconnect/sdk-guest/text"
-	"encoding/json"
 )
 
 var graphTool = plugin.Tool{
@@ -13,7 +14,7 @@ var graphTool = plugin.Tool{
 	Title: "Knowledge graph",
 	Description: "Shows a room's knowledge graph (adp:curation/1.0), derived by replaying its graph.update events in seq " +
 		"order, as an outline: each node with its id, status, title and cited events. node_id shows one subtree.",
-	InputSchema: json.RawMessage(`{
+	InputSchema: plugin.Raw(`{
 	"type": "object",
 	"required": ["room_id"],
 	"properties": {
@@ -23,7 +24,7 @@ var graphTool = plugin.Tool{
 	},
 	"additionalProperties": false
 }`),
-	OutputSchema: json.RawMessage(`{
+	OutputSchema: plugin.Raw(`{
 	"type": "object",
 	"required": ["room_id", "complete", "updates", "node_count", "nodes"],
 	"properties": {

@@ -5,8 +5,9 @@ import (
 	"strings"
 
 	"apconnect/sdk-guest/plugin"
+	// The Structured result is a struct, encoded with reflection.
+	_ "apconnect/sdk-guest/plugin/structjson"
 	"apconnect/sdk-guest/text"
-	"encoding/json"
 )
 
 var tallyTool = plugin.Tool{
@@ -15,7 +16,7 @@ var tallyTool = plugin.Tool{
 	Description: "Tallies the polls (adp:deliberation/1.0) of a room, newest first. Each agent's latest valid vote " +
 		"replaces its earlier votes; a vote accepted after closes_at, naming an unknown option or choosing too few or " +
 		"too many options is invalid and counts for nothing. Shows your own current vote.",
-	InputSchema: json.RawMessage(`{
+	InputSchema: plugin.Raw(`{
 	"type": "object",
 	"required": ["room_id"],
 	"properties": {
@@ -27,7 +28,7 @@ var tallyTool = plugin.Tool{
 	},
 	"additionalProperties": false
 }`),
-	OutputSchema: json.RawMessage(`{
+	OutputSchema: plugin.Raw(`{
 	"type": "object",
 	"required": ["room_id", "complete", "polls", "more_polls"],
 	"properties": {

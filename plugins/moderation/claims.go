@@ -4,8 +4,9 @@ import (
 	"strings"
 
 	"apconnect/sdk-guest/plugin"
+	// The Structured result is a struct, encoded with reflection.
+	_ "apconnect/sdk-guest/plugin/structjson"
 	"apconnect/sdk-guest/text"
-	"encoding/json"
 )
 
 var activeClaimsTool = plugin.Tool{
@@ -14,7 +15,7 @@ var activeClaimsTool = plugin.Tool{
 	Description: "Lists the claims (adp:moderation/1.0) of a room whose latest state is \"claimed\" or \"handoff\": who owns " +
 		"each task or resource, who it is being handed to and when the lease ends. Claims whose lease has lapsed are " +
 		"counted, and listed with include_lapsed.",
-	InputSchema: json.RawMessage(`{
+	InputSchema: plugin.Raw(`{
 	"type": "object",
 	"required": ["room_id"],
 	"properties": {
@@ -24,7 +25,7 @@ var activeClaimsTool = plugin.Tool{
 	},
 	"additionalProperties": false
 }`),
-	OutputSchema: json.RawMessage(`{
+	OutputSchema: plugin.Raw(`{
 	"type": "object",
 	"required": ["room_id", "complete", "claims", "lapsed"],
 	"properties": {

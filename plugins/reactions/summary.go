@@ -5,8 +5,9 @@ import (
 	"strings"
 
 	"apconnect/sdk-guest/plugin"
+	// The Structured result is a struct, encoded with reflection.
+	_ "apconnect/sdk-guest/plugin/structjson"
 	"apconnect/sdk-guest/text"
-	"encoding/json"
 )
 
 var summaryTool = plugin.Tool{
@@ -15,7 +16,7 @@ var summaryTool = plugin.Tool{
 	Description: "Counts the reactions (adp:reactions/1.0) in a room per target event and reaction: " +
 		"each agent counts once per reaction per event, and its latest score counts towards the event's score. " +
 		"Targets with the most reacting agents come first.",
-	InputSchema: json.RawMessage(`{
+	InputSchema: plugin.Raw(`{
 	"type": "object",
 	"required": ["room_id"],
 	"properties": {
@@ -25,7 +26,7 @@ var summaryTool = plugin.Tool{
 	},
 	"additionalProperties": false
 }`),
-	OutputSchema: json.RawMessage(`{
+	OutputSchema: plugin.Raw(`{
 	"type": "object",
 	"required": ["room_id", "complete", "reactions", "targets", "more_targets"],
 	"properties": {

@@ -4,8 +4,9 @@ import (
 	"strings"
 
 	"apconnect/sdk-guest/plugin"
+	// The Structured result is a struct, encoded with reflection.
+	_ "apconnect/sdk-guest/plugin/structjson"
 	"apconnect/sdk-guest/text"
-	"encoding/json"
 )
 
 var sessionsTool = plugin.Tool{
@@ -14,7 +15,7 @@ var sessionsTool = plugin.Tool{
 	Description: "Lists the WebRTC sessions (adp:realtime/1.0) of a room, newest first: who offered each to whom, its media, " +
 		"announced file transfers, answers, closes and state (offered, answered, declined, expired, closed). " +
 		"Closed, declined and expired sessions are listed with include_ended. SDP bodies are not shown.",
-	InputSchema: json.RawMessage(`{
+	InputSchema: plugin.Raw(`{
 	"type": "object",
 	"required": ["room_id"],
 	"properties": {
@@ -24,7 +25,7 @@ var sessionsTool = plugin.Tool{
 	},
 	"additionalProperties": false
 }`),
-	OutputSchema: json.RawMessage(`{
+	OutputSchema: plugin.Raw(`{
 	"type": "object",
 	"required": ["room_id", "complete", "sessions", "ended"],
 	"properties": {

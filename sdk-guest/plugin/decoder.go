@@ -1,8 +1,9 @@
 package plugin
 
 import (
-	"encoding/json"
 	"math/bits"
+	"unicode/utf16"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -219,12 +220,98 @@ func (d *decoder) raw() Raw {
 	return Raw(d.b[start:end:end])
 }
 
-// unquote decodes one escaped JSON string literal (with its quotes).
+// unquote decodes one escaped JSON string literal (with its quotes) as
+// encoding/json does: a lone surrogate and invalid UTF-8 become U+FFFD; a
+// bad escape or a raw control character fails the decoder.
 func unquote(d *decoder, b []byte) string {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
+	s, ok := unquoteBytes(b)
+	if !ok {
 		d.fail()
 		return ""
 	}
 	return s
+}
+
+func unquoteBytes(b []byte) (string, bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return "", false
+	}
+	b = b[1 : len(b)-1]
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '\\':
+			if i+1 >= len(b) {
+				return "", false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/':
+				out = append(out, b[i+1])
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r := hex4(b, i)
+				if r < 0 {
+					return "", false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if r2 := hex4(b, i); r2 >= 0 {
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							out = utf8.AppendRune(out, dec)
+							i += 6
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				out = utf8.AppendRune(out, r)
+				continue
+			default:
+				return "", false
+			}
+			i += 2
+		case c == '"' || c < ' ':
+			return "", false
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			out = utf8.AppendRune(out, r)
+			i += size
+		}
+	}
+	return string(out), true
+}
+
+// hex4 reads the \uXXXX escape at b[i:], or returns -1.
+func hex4(b []byte, i int) rune {
+	if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+		return -1
+	}
+	var r rune
+	for _, c := range b[i+2 : i+6] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
 }

@@ -1,9 +1,8 @@
 package plugin
 
 import (
-	"encoding/json"
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -37,7 +36,7 @@ const (
 func Handle(op Op, input []byte) (output []byte, ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			output, ok = errorOutput("panic", fmt.Sprint(r)), false
+			output, ok = errorOutput("panic", panicText(r)), false
 		}
 	}()
 	p := current()
@@ -46,7 +45,8 @@ func Handle(op Op, input []byte) (output []byte, ok bool) {
 	}
 	switch op {
 	case OpDescribe:
-		return marshalResult(describe(p))
+		d := describe(p)
+		return encoded(appendDescription(nil, &d))
 	case OpValidate:
 		return validate(p, input)
 	case OpWatch:
@@ -56,15 +56,41 @@ func Handle(op Op, input []byte) (output []byte, ok bool) {
 	case OpPack:
 		return pack(p, input)
 	}
-	return errorOutput("unknown_op", fmt.Sprintf("operation %d is not part of ABI version %d", op, ABIVersion)), false
+	return errorOutput("unknown_op", "operation "+strconv.Itoa(int(op))+" is not part of ABI version "+strconv.Itoa(ABIVersion)), false
 }
 
-func marshalResult(v any) ([]byte, bool) {
-	b, err := json.Marshal(v)
+// encoded turns an encoder's result into an output envelope.
+func encoded(b []byte, err error) ([]byte, bool) {
 	if err != nil {
 		return errorOutput("encode_failed", err.Error()), false
 	}
 	return b, true
+}
+
+// panicText describes a recovered panic value without fmt: errors,
+// strings, Stringers, booleans and numbers as fmt.Sprint writes them.
+func panicText(r any) string {
+	switch v := r.(type) {
+	case error:
+		return v.Error()
+	case string:
+		return v
+	case interface{ String() string }:
+		return v.String()
+	case bool:
+		return strconv.FormatBool(v)
+	case int:
+		return strconv.Itoa(v)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case int32:
+		return strconv.FormatInt(int64(v), 10)
+	case uint64:
+		return strconv.FormatUint(v, 10)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return "panic with a value that is not an error, a string or a number"
 }
 
 func badInput(err error) ([]byte, bool) {
@@ -118,18 +144,6 @@ func describe(p *Plugin) description {
 	return d
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	if len(m) == 0 {
-		return nil
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 func validate(p *Plugin, input []byte) ([]byte, bool) {
 	req, err := decodeValidate(input)
 	if err != nil {
@@ -137,7 +151,7 @@ func validate(p *Plugin, input []byte) ([]byte, bool) {
 	}
 	fn := p.Validators[req.Type]
 	if fn == nil {
-		return errorOutput("unknown_type", fmt.Sprintf("the plugin validates no type %q", req.Type)), false
+		return errorOutput("unknown_type", "the plugin validates no type "+strconv.Quote(req.Type)), false
 	}
 	errs := fn(req)
 	if len(errs) > maxFieldErrors {
@@ -184,14 +198,14 @@ func watch(p *Plugin, input []byte) ([]byte, bool) {
 		}
 		w := watchItem{InboxItem: *it, seq: rec.Seq}
 		if w.Summary == "" {
-			w.Summary = fmt.Sprintf("%s record %d", rec.Type, rec.Seq)
+			w.Summary = rec.Type + " record " + strconv.FormatInt(rec.Seq, 10)
 		}
 		w.Summary = truncate(w.Summary, maxSummary)
 		w.Reason = truncate(w.Reason, maxReason)
 		switch w.Priority {
 		case "", PriorityLow, PriorityNormal, PriorityHigh:
 		default:
-			Logf(LevelWarn, "watcher for %s: priority %q is not low, normal or high; using normal", rec.Type, w.Priority)
+			Log(LevelWarn, "watcher for "+rec.Type+": priority "+strconv.Quote(w.Priority)+" is not low, normal or high; using normal")
 			w.Priority = PriorityNormal
 		}
 		w.SuggestedTools = cleanToolNames(w.SuggestedTools)
@@ -211,7 +225,7 @@ func cleanToolNames(names []string) []string {
 		if validToolName(n) && !slices.Contains(out, n) {
 			out = append(out, n)
 		} else if !validToolName(n) {
-			Logf(LevelWarn, "suggested tool %q is not a valid tool name; dropped", n)
+			Log(LevelWarn, "suggested tool "+strconv.Quote(n)+" is not a valid tool name; dropped")
 		}
 	}
 	return out
@@ -242,11 +256,11 @@ func callTool(p *Plugin, input []byte) ([]byte, bool) {
 		}
 	}
 	if tool == nil || tool.Handler == nil {
-		return errorOutput("unknown_tool", fmt.Sprintf("the plugin has no tool %q", req.Name)), false
+		return errorOutput("unknown_tool", "the plugin has no tool "+strconv.Quote(req.Name)), false
 	}
 	res, err := tool.Handler(req)
 	if err != nil {
-		return marshalResult(ToolResult{Content: []Content{{Type: "text", Text: err.Error()}}, IsError: true})
+		return encoded(appendToolResult(nil, &ToolResult{Content: []Content{{Type: "text", Text: err.Error()}}, IsError: true}))
 	}
 	if res == nil {
 		res = &ToolResult{}
@@ -254,7 +268,7 @@ func callTool(p *Plugin, input []byte) ([]byte, bool) {
 	if len(res.Content) == 0 {
 		text := ""
 		if res.Structured != nil {
-			b, err := json.Marshal(res.Structured)
+			b, err := appendValue(nil, res.Structured)
 			if err != nil {
 				return errorOutput("encode_failed", err.Error()), false
 			}
@@ -267,7 +281,7 @@ func callTool(p *Plugin, input []byte) ([]byte, bool) {
 			res.Content[i].Type = "text"
 		}
 	}
-	return marshalResult(res)
+	return encoded(appendToolResult(nil, res))
 }
 
 func pack(p *Plugin, input []byte) ([]byte, bool) {
@@ -277,8 +291,8 @@ func pack(p *Plugin, input []byte) ([]byte, bool) {
 	}
 	for _, pk := range p.Packs {
 		if pk.Name == name {
-			return marshalResult(pk)
+			return encoded(appendPack(nil, nil, &pk))
 		}
 	}
-	return errorOutput("unknown_pack", fmt.Sprintf("the plugin provides no pack %q", name)), false
+	return errorOutput("unknown_pack", "the plugin provides no pack "+strconv.Quote(name)), false
 }

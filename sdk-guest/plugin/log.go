@@ -1,6 +1,6 @@
 package plugin
 
-import "fmt"
+import "strconv"
 
 // Level is the severity of a log line.
 type Level uint32
@@ -25,7 +25,7 @@ func (l Level) String() string {
 	case LevelError:
 		return "error"
 	}
-	return fmt.Sprintf("level(%d)", uint32(l))
+	return "level(" + strconv.FormatUint(uint64(l), 10) + ")"
 }
 
 // Log writes one line to the plugin's log on the host: a bounded ring buffer
@@ -34,4 +34,4 @@ func (l Level) String() string {
 func Log(level Level, msg string) { writeLog(level, msg) }
 
 // Logf formats and writes one log line.
-func Logf(level Level, format string, args ...any) { writeLog(level, fmt.Sprintf(format, args...)) }
+func Logf(level Level, format string, args ...any) { writeLog(level, sprintf(format, args)) }

@@ -67,8 +67,9 @@ type Tool struct {
 	Title       string
 	Description string
 	// InputSchema is the JSON Schema (draft 2020-12) of the arguments: an
-	// object schema without oneOf, anyOf or allOf. Any value encoding/json
-	// can marshal (a map, a struct, a json.RawMessage) will do.
+	// object schema without oneOf, anyOf or allOf: a map[string]any, a
+	// json.RawMessage or plugin.Raw, or (with package stdlib imported) any
+	// value encoding/json can marshal, such as a struct.
 	InputSchema any
 	// OutputSchema, when set, is the JSON Schema of ToolResult.Structured.
 	OutputSchema any
@@ -84,13 +85,10 @@ type ToolFunc func(req *ToolRequest) (*ToolResult, error)
 type ToolRequest struct {
 	NowMS     int64
 	Name      string
-	Arguments Raw   // already checked by the host against InputSchema
+	Arguments Raw   // already checked by the host against InputSchema; stdlib.Bind decodes them
 	Self      *Self // the connector's active agent, when known
 	Room      *Room // set when the call concerns one room
 }
-
-// Bind unmarshals the arguments into v.
-func (r *ToolRequest) Bind(v any) error { return r.Arguments.Decode(v) }
 
 var (
 	regMu      sync.Mutex

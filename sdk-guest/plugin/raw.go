@@ -1,14 +1,10 @@
 package plugin
 
-import (
-	"encoding/json"
-	"errors"
-)
-
 // Raw is one JSON value exactly as the host sent it: a record's payload, a
 // proposal's payload, a tool's arguments. Its accessors read single members
 // without decoding the rest, which is much cheaper inside WebAssembly than
-// decoding the whole value; Decode unmarshals it into a Go value.
+// decoding the whole value; stdlib.Decode (apconnect/sdk-guest/plugin/stdlib)
+// unmarshals it into a Go value with encoding/json.
 //
 // Raw values and the strings read from them share the input buffer of their
 // call. Every call gets a fresh buffer that is never written again, so they
@@ -197,14 +193,6 @@ func (r Raw) Fields(fn func(name string, v Raw) bool) {
 	}
 }
 
-// Decode unmarshals the value into v with encoding/json.
-func (r Raw) Decode(v any) error {
-	if len(r) == 0 {
-		return errors.New("plugin: no JSON value to decode")
-	}
-	return json.Unmarshal(r, v)
-}
-
 // MarshalJSON returns r itself ("null" when empty), so a Raw can be placed in
 // any value the SDK encodes.
 func (r Raw) MarshalJSON() ([]byte, error) {
@@ -220,8 +208,10 @@ func (r *Raw) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Marshal encodes v as a Raw value (a convenience for proposal payloads).
+// Marshal encodes v as a Raw value (a convenience for proposal payloads),
+// exactly as encoding/json.Marshal would. Values other than the ones the
+// SDK encodes itself (see EncodeOthersWith) need package stdlib.
 func Marshal(v any) (Raw, error) {
-	b, err := json.Marshal(v)
+	b, err := appendValue(nil, v)
 	return Raw(b), err
 }

@@ -19,7 +19,7 @@ import (
 // read with unsafe loads), compute with masks instead of branches where they
 // can, skip string bodies and structure eight bytes per iteration, parse up
 // to sixteen digits without a loop and compare member names as machine
-// words. Escaped strings, rare in practice, fall back to encoding/json.
+// words. Escaped strings, rare in practice, go through unquote (decoder.go).
 
 var errSyntax = errors.New("plugin: malformed JSON input")
 

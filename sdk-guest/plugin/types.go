@@ -1,7 +1,5 @@
 package plugin
 
-import "fmt"
-
 // Record is a verified, accepted room record as the host shows it to
 // plugins. A redacted record has only Seq, EventID, Type, AcceptedAt and
 // Redacted.
@@ -124,7 +122,7 @@ type FieldError struct {
 
 // Errorf is a shorthand for a FieldError.
 func Errorf(path, format string, args ...any) FieldError {
-	return FieldError{Path: path, Message: fmt.Sprintf(format, args...)}
+	return FieldError{Path: path, Message: sprintf(format, args)}
 }
 
 // Priority of an inbox item.

@@ -98,7 +98,10 @@ pkg: apconnect/test/e2e
 BenchmarkStartToInitialize-2          	      10	  66848677 ns/op	        60 p50-ms	        70.23 p90-ms
 BenchmarkStartToInitializePlugins/warm-2         	      10	 272433535 ns/op	       270 p50-ms	       312.5 p90-ms
 BenchmarkStartToInitializePlugins/cold-2         	      10	3149737363 ns/op	      3150 p50-ms	      3460 p90-ms
+BenchmarkStartToToolsPlugins/warm-2         	      10	 140000000 ns/op	       140 p50-ms	       170 p90-ms
+BenchmarkStartToToolsPlugins/cold-2         	      10	1600000000 ns/op	      1600 p50-ms	      1900 p90-ms
 pkg: apconnect/plugins
+BenchmarkColdStart/hello-2         	       1	 800000000 ns/op	   2148934 module-bytes
 BenchmarkColdStart/reactions-2         	       1	1200000000 ns/op	   3542097 module-bytes
 BenchmarkColdStart/reactions_rust-2    	      40	  30000000 ns/op	    220235 module-bytes
 `
@@ -113,6 +116,13 @@ BenchmarkColdStart/reactions_rust-2    	      40	  30000000 ns/op	    220235 mod
 		}
 		if m.Name == "e2e/StartToInitializePlugins/cold" && m.Unit == "p50-ms" && (m.Meets == nil || *m.Meets) {
 			t.Errorf("cold bound: %+v", m)
+		}
+		// issue 13: tools/list with every plugin tool, <= 150 ms warm and <= 1.5 s cold
+		if m.Name == "e2e/StartToToolsPlugins/warm" && m.Unit == "p50-ms" && (m.Meets == nil || !*m.Meets || m.Target.Value != 150) {
+			t.Errorf("tools/list warm bound: %+v", m)
+		}
+		if m.Name == "e2e/StartToToolsPlugins/cold" && m.Unit == "p50-ms" && (m.Meets == nil || *m.Meets || m.Target.Value != 1500) {
+			t.Errorf("tools/list cold bound: %+v", m)
 		}
 	}
 	got := map[string]Metric{}
@@ -130,6 +140,9 @@ BenchmarkColdStart/reactions_rust-2    	      40	  30000000 ns/op	    220235 mod
 		"mcp/start-5-plugins-cold-over-no-plugins":         {52.5, nil},
 		"plugins/reactions-cold-start-rust-over-go":        {0.025, nil},
 		"plugins/reactions-module-size-rust-over-go":       {220235.0 / 3542097, nil},
+		"mcp/start-to-tools-list-5-plugins-warm-vs-verify": {2800, ptr(true)},
+		"mcp/start-to-tools-list-5-plugins-cold-vs-verify": {32000, ptr(false)},
+		"plugins/hello-module-size-over-reactions":         {2148934.0 / 3542097, nil},
 	} {
 		m, ok := got[name]
 		if !ok || math.Abs(m.Value-want.value) > 1e-9*want.value || (want.meets == nil) != (m.Meets == nil) ||

@@ -24,7 +24,7 @@ func sdkBin() string {
 	if p := os.Getenv("SDK_CONNECTOR_BIN"); p != "" {
 		return p
 	}
-	p, _ := filepath.Abs("../interop/rust/target/release/sdk-connector-interop")
+	p, _ := filepath.Abs("../interop/rust/target/speed-peer/sdk-connector-interop")
 	return p
 }
 
@@ -77,8 +77,8 @@ func archiveFile(b *testing.B, n int) string {
 // `apconnect verify-archive` and with the reference Rust SDK 0.12.6's
 // verify_archive_records (the interop cargo program's --verify-archive:
 // strict JSON per line, decode, chain, hashes and signatures; built with
-// opt-level 3), alternately, each as a process of its own from start to
-// exit. apconnect also replays the room state (ADP 18 step 5), which the
+// opt-level 3 in its speed-peer profile), alternately, each as a process of
+// its own from start to exit. apconnect also replays the room state (ADP 18 step 5), which the
 // SDK function leaves to its caller. Metrics: apconnect-records/s and
 // sdk-records/s (from the median runs); make bench derives their ratio
 // (target ≥ 1.3).
@@ -86,7 +86,7 @@ func BenchmarkVerifyArchive(b *testing.B) {
 	const records = 10000
 	peer := sdkBin()
 	if _, err := os.Stat(peer); err != nil {
-		b.Skipf("the Rust SDK program is not built (%v): make bench builds it (cargo build --release in test/interop/rust)", err)
+		b.Skipf("the Rust SDK program is not built (%v): make bench builds it (cargo build --profile speed-peer in test/interop/rust)", err)
 	}
 	file := archiveFile(b, records)
 	run := func(name string, args ...string) time.Duration {

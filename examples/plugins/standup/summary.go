@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"apconnect/sdk-guest/plugin"
+	"apconnect/sdk-guest/plugin/stdlib"
 )
 
 // summaryTool is standup_summary. Tools have a 2 s deadline and run rarely,
@@ -80,7 +81,7 @@ func summarize(req *plugin.ToolRequest) (*plugin.ToolResult, error) {
 			Planned  []string  `json:"planned"`
 			Blockers []blocker `json:"blockers"`
 		}
-		if err := rec.Payload.Decode(&p); err != nil || p.Date != date {
+		if err := stdlib.Decode(rec.Payload, &p); err != nil || p.Date != date {
 			continue
 		}
 		r := report{Actor: rec.Actor, EventID: rec.EventID, Done: cleanAll(p.Done), Planned: cleanAll(p.Planned)}

@@ -14,9 +14,6 @@ import (
 	"apconnect/host/identity"
 )
 
-// ArchiveManifestType is the manifest's type member (ADP 18).
-const ArchiveManifestType = "room.archive"
-
 // archive is one consistent view of a room's archive: the manifest and the
 // records it commits to, read in one transaction.
 type archive struct {
@@ -100,7 +97,7 @@ func (a *archive) read(ctx context.Context, s *Service, roomID string, now int64
 		return err
 	}
 	a.manifest = map[string]any{
-		"protocol": Protocol, "type": ArchiveManifestType, "room_id": roomID, "url": url,
+		"protocol": Protocol, "type": adp.ArchiveManifestType, "room_id": roomID, "url": url,
 		"generated_at": generated, "last_seq": a.lastSeq, "last_hash": lastHash,
 		"formats": map[string]any{
 			"jsonl":    url + "/archive.jsonl" + pin,

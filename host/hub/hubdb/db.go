@@ -116,7 +116,7 @@ func (db *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	w := &pending{}
 	g.running = w
 	db.cur = g
-	ferr, panicked := run(func() error { return fn(tx) })
+	panicked, ferr := run(func() error { return fn(tx) })
 	g.running = nil
 	if ferr != nil {
 		_ = tx.Rollback()
@@ -172,7 +172,7 @@ func (db *DB) WriteGroup(fn func(tx *sql.Tx) error) error {
 		ferr = err
 		g.broken = err
 	} else {
-		ferr, panicked = run(func() error { return fn(g.tx) })
+		panicked, ferr = run(func() error { return fn(g.tx) })
 		if ferr == nil {
 			_, ferr = g.tx.ExecContext(ctx, "RELEASE "+savepoint)
 			if ferr != nil {
@@ -206,13 +206,13 @@ func (db *DB) WriteGroup(fn func(tx *sql.Tx) error) error {
 
 // run calls fn, turning a panic into an error (and returning the panic
 // value to re-raise once the write lock is released).
-func run(fn func() error) (err error, panicked any) {
+func run(fn func() error) (panicked any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err, panicked = fmt.Errorf("hubdb: write panicked: %v", p), p
+			panicked, err = p, fmt.Errorf("hubdb: write panicked: %v", p)
 		}
 	}()
-	return fn(), nil
+	return nil, fn()
 }
 
 // end commits (or, when broken or empty, rolls back) g, runs its writes'

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"apconnect/sdk-guest/plugin"
+	"apconnect/sdk-guest/plugin/stdlib"
 )
 
 var objectSchema = map[string]any{"type": "object"}
@@ -35,7 +36,7 @@ var tools = []plugin.Tool{
 		},
 		Handler: func(req *plugin.ToolRequest) (*plugin.ToolResult, error) {
 			var args struct{ Text string }
-			if err := req.Bind(&args); err != nil {
+			if err := stdlib.Bind(req, &args); err != nil {
 				return nil, err
 			}
 			room := ""
