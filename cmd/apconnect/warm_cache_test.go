@@ -82,6 +82,7 @@ func assertWarm(t *testing.T, cfg *config.Config) {
 // `plugin inspect --home` compiles into that home's cache; the entry it
 // prints, once in the config, loads without compiling.
 func TestInspectWarmsTheHomeCache(t *testing.T) {
+	t.Parallel()
 	home := freshHome(t)
 	cfg, err := config.Load(home)
 	if err != nil {
@@ -151,6 +152,7 @@ func TestInspectWarmsTheHomeCache(t *testing.T) {
 // home's cache and says so; the next doctor and the next load compile
 // nothing.
 func TestDoctorWarmsTheHomeCache(t *testing.T) {
+	t.Parallel()
 	home := freshHome(t)
 	wasm := plugintest.Build(t, "../../examples/plugins/hello")
 	code, out, errOut := runCLI(t, "plugin", "inspect", "--no-cache", "--json", wasm)
