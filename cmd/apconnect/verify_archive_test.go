@@ -103,6 +103,7 @@ func download(t *testing.T, h *hubtest.Hub, path, file string) []byte {
 }
 
 func TestVerifyArchiveRoundTrip(t *testing.T) {
+	t.Parallel()
 	h, id, msgSeq := archiveRoom(t)
 	dir := t.TempDir()
 
@@ -220,6 +221,7 @@ func TestVerifyArchiveRoundTrip(t *testing.T) {
 // TestRedactOnStoppedHub: redaction works on the data directory of a hub
 // that is not running, and the content is gone from the database files.
 func TestRedactOnStoppedHub(t *testing.T) {
+	t.Parallel()
 	h, id, msgSeq := archiveRoom(t)
 	dir := h.DataDir()
 	h.Close()
@@ -247,6 +249,7 @@ func TestRedactOnStoppedHub(t *testing.T) {
 // records) both verify, and each report names its layout; the
 // self-contained file without its pack line does not.
 func TestVerifyArchiveExternalPack(t *testing.T) {
+	t.Parallel()
 	var doc []byte
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -303,6 +306,9 @@ func TestVerifyArchiveExternalPack(t *testing.T) {
 // The streamed verification reports what the whole-archive one reports, on
 // clean, tampered, shuffled (read again whole and sorted) and records-only
 // archives, and in chunks of any size.
+//
+// Serial: it swaps the package-level archiveChunk, which every in-process
+// verify-archive reads.
 func TestVerifyArchiveStreamMatchesWhole(t *testing.T) {
 	h, id, msgSeq := archiveRoom(t)
 	dir := t.TempDir()
@@ -360,6 +366,7 @@ func TestVerifyArchiveStreamMatchesWhole(t *testing.T) {
 // the whole-archive one, the pack problems (found once the layout is known)
 // included once.
 func TestVerifyArchiveURLOutOfOrder(t *testing.T) {
+	t.Parallel()
 	h, id, _ := archiveRoom(t)
 	man, err := adp.ParseArchiveManifest(h.Get(t, "/v1/rooms/"+id+"/archive", nil).Body)
 	if err != nil {
