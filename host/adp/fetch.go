@@ -98,6 +98,12 @@ func (f *HTTPSPackFetcher) ResolvePack(ctx context.Context, ref PackRef) ([]byte
 	if int64(len(body)) > max {
 		return nil, newError(CodePackUnavailable, "", "pack document exceeds %d bytes", max)
 	}
+	// The transport may deliver a response that raced the deadline (a
+	// starved goroutine sees both ready); the timeout is the fetch's bound,
+	// so a document that arrived past it is refused like one that did not.
+	if err := ctx.Err(); err != nil {
+		return nil, &Error{Code: CodePackUnavailable, Message: fmt.Sprintf("fetching pack %s: %v", text.Truncate(ref.URL, 200), err), Err: err}
+	}
 	return body, nil
 }
 

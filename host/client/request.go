@@ -226,6 +226,12 @@ func (s *service) attempt(ctx context.Context, c *call, attempt int) (*response,
 	if err != nil && !errors.Is(err, ErrResponseTooLarge) {
 		return nil, &NetworkError{Method: c.method, Path: path, Write: c.write, Err: err}
 	}
+	// The transport may deliver a response that raced the attempt's
+	// deadline (a starved goroutine sees both ready): past the deadline the
+	// attempt has timed out, whatever arrived.
+	if err := actx.Err(); err != nil && ctx.Err() == nil {
+		return nil, &NetworkError{Method: c.method, Path: path, Write: c.write, Err: err}
+	}
 	if !ok {
 		return nil, s.serviceError(c, resp, data, err)
 	}
