@@ -107,24 +107,17 @@ func (db *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if g := db.cur; g != nil {
 		db.end(g)
 	}
-	tx, err := db.writer.BeginTx(ctx, nil)
+	g, err := db.begin(ctx)
 	if err != nil {
 		db.wmu.Unlock()
 		return err
 	}
-	g := &group{tx: tx, done: make(chan struct{})}
-	w := &pending{}
-	g.running = w
-	db.cur = g
-	panicked, ferr := run(func() error { return fn(tx) })
-	g.running = nil
+	w := g.start()
+	panicked, ferr := run(func() error { return fn(g.tx) })
 	if ferr != nil {
-		_ = tx.Rollback()
-		g.broken = ferr
-		runAbort(w)
-	} else {
-		g.writes = append(g.writes, w)
+		g.broken = ferr // end rolls back
 	}
+	g.settle(w, ferr)
 	db.end(g)
 	db.wmu.Unlock()
 	if panicked != nil {
@@ -134,6 +127,36 @@ func (db *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return ferr
 	}
 	return g.err
+}
+
+// begin opens a write transaction as the current group. The caller holds
+// wmu.
+func (db *DB) begin(ctx context.Context) (*group, error) {
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	db.cur = &group{tx: tx, done: make(chan struct{})}
+	return db.cur, nil
+}
+
+// start makes a new write the one running in g (the hooks its function
+// registers are its own).
+func (g *group) start() *pending {
+	g.running = &pending{}
+	return g.running
+}
+
+// settle records the outcome of the write w whose function just ran: a
+// failed write's abort hooks run now; a successful one's hooks wait for the
+// transaction's end.
+func (g *group) settle(w *pending, ferr error) {
+	g.running = nil
+	if ferr != nil {
+		runAbort(w)
+		return
+	}
+	g.writes = append(g.writes, w)
 }
 
 // WriteGroup runs fn as Write does, but writes made concurrently may share
@@ -153,19 +176,16 @@ func (db *DB) WriteGroup(fn func(tx *sql.Tx) error) error {
 	db.waiting.Add(1)
 	db.wmu.Lock()
 	db.waiting.Add(-1)
+	ctx := context.Background()
 	g := db.cur
 	if g == nil {
-		tx, err := db.writer.BeginTx(context.Background(), nil)
-		if err != nil {
+		var err error
+		if g, err = db.begin(ctx); err != nil {
 			db.wmu.Unlock()
 			return err
 		}
-		g = &group{tx: tx, done: make(chan struct{})}
-		db.cur = g
 	}
-	w := &pending{}
-	g.running = w
-	ctx := context.Background()
+	w := g.start()
 	var ferr error
 	var panicked any
 	if _, err := g.tx.ExecContext(ctx, "SAVEPOINT "+savepoint); err != nil {
@@ -184,12 +204,7 @@ func (db *DB) WriteGroup(fn func(tx *sql.Tx) error) error {
 			g.broken = err
 		}
 	}
-	g.running = nil
-	if ferr != nil {
-		runAbort(w)
-	} else {
-		g.writes = append(g.writes, w)
-	}
+	g.settle(w, ferr)
 	if g.broken != nil || db.waiting.Load() == 0 || len(g.writes) >= maxGroup {
 		db.end(g)
 	}
