@@ -350,6 +350,15 @@ func (o *object) list(k string, n int, isNil bool, each func(i int)) {
 }
 
 // end closes the object.
+// element writes one object element of a list o is writing: fill writes
+// its members, and the bytes and any error carry back to o.
+func (o *object) element(fill func(e *object)) {
+	e := object{b: o.b, err: o.err}
+	fill(&e)
+	e.end()
+	o.b, o.err = e.b, e.err
+}
+
 func (o *object) end() {
 	if o.n == 0 {
 		o.b = append(o.b, '{')
@@ -370,14 +379,13 @@ func appendDescription(dst []byte, d *description) ([]byte, error) {
 	if len(d.Tools) > 0 {
 		o.list("tools", len(d.Tools), false, func(i int) {
 			t := &d.Tools[i]
-			to := object{b: o.b, err: o.err}
-			to.str("name", t.Name)
-			to.strOmit("title", t.Title)
-			to.str("description", t.Description)
-			to.value("input_schema", t.InputSchema)
-			to.valueOmit("output_schema", t.OutputSchema)
-			to.end()
-			o.b, o.err = to.b, to.err
+			o.element(func(to *object) {
+				to.str("name", t.Name)
+				to.strOmit("title", t.Title)
+				to.str("description", t.Description)
+				to.value("input_schema", t.InputSchema)
+				to.valueOmit("output_schema", t.OutputSchema)
+			})
 		})
 	}
 	if len(d.Packs) > 0 {
@@ -396,21 +404,20 @@ func appendPack(dst []byte, err error, p *Pack) ([]byte, error) {
 	o.strOmit("description", p.Description)
 	o.list("types", len(p.Types), p.Types == nil, func(i int) {
 		t := &p.Types[i]
-		to := object{b: o.b, err: o.err}
-		to.str("type", t.Type)
-		to.str("kind", t.Kind)
-		to.str("title", t.Title)
-		to.strOmit("description", t.Description)
-		to.value("schema", t.Schema)
-		to.strsOmit("roles", t.Roles)
-		to.strOmit("instructions", t.Instructions)
-		to.strOmit("version", t.Version)
-		to.strOmit("status", t.Status)
-		to.intOmit("rate_hint", t.RateHint)
-		to.intOmit("max_payload_hint", t.MaxPayloadHint)
-		to.valueOmit("extra", t.Extra)
-		to.end()
-		o.b, o.err = to.b, to.err
+		o.element(func(to *object) {
+			to.str("type", t.Type)
+			to.str("kind", t.Kind)
+			to.str("title", t.Title)
+			to.strOmit("description", t.Description)
+			to.value("schema", t.Schema)
+			to.strsOmit("roles", t.Roles)
+			to.strOmit("instructions", t.Instructions)
+			to.strOmit("version", t.Version)
+			to.strOmit("status", t.Status)
+			to.intOmit("rate_hint", t.RateHint)
+			to.intOmit("max_payload_hint", t.MaxPayloadHint)
+			to.valueOmit("extra", t.Extra)
+		})
 	})
 	o.end()
 	return o.b, o.err
@@ -420,11 +427,10 @@ func appendPack(dst []byte, err error, p *Pack) ([]byte, error) {
 func appendToolResult(dst []byte, r *ToolResult) ([]byte, error) {
 	o := object{b: dst}
 	o.list("content", len(r.Content), r.Content == nil, func(i int) {
-		c := object{b: o.b}
-		c.str("type", r.Content[i].Type)
-		c.str("text", r.Content[i].Text)
-		c.end()
-		o.b = c.b
+		o.element(func(c *object) {
+			c.str("type", r.Content[i].Type)
+			c.str("text", r.Content[i].Text)
+		})
 	})
 	o.valueOmit("structured", r.Structured)
 	if r.IsError {
@@ -434,13 +440,12 @@ func appendToolResult(dst []byte, r *ToolResult) ([]byte, error) {
 	if len(r.Proposals) > 0 {
 		o.list("proposals", len(r.Proposals), false, func(i int) {
 			p := &r.Proposals[i]
-			po := object{b: o.b, err: o.err}
-			po.str("type", p.Type)
-			po.value("payload", p.Payload)
-			po.strsOmit("mentions", p.Mentions)
-			po.strsOmit("references", p.References)
-			po.end()
-			o.b, o.err = po.b, po.err
+			o.element(func(po *object) {
+				po.str("type", p.Type)
+				po.value("payload", p.Payload)
+				po.strsOmit("mentions", p.Mentions)
+				po.strsOmit("references", p.References)
+			})
 		})
 	}
 	o.end()
