@@ -1,7 +1,6 @@
 package adp
 
 import (
-	"apconnect/host/text"
 	"cmp"
 	"errors"
 	"fmt"
@@ -9,10 +8,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"apconnect/host/identity"
+	par "apconnect/host/internal/parallel"
+	"apconnect/host/text"
 )
 
 // ArchiveManifest is the archive manifest (18; kernel archiveManifest as
@@ -296,27 +295,10 @@ func (p *replayer) finish() *ArchiveReport {
 	return rep
 }
 
-// parallel runs fn(0..n-1) on GOMAXPROCS goroutines (inline for small n).
+// parallel runs fn(0..n-1) on GOMAXPROCS goroutines, inline for small n
+// (fewer than 16 items: a goroutine per 8 at least pays for itself).
 func parallel(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n/8)
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
+	par.For(n, min(runtime.GOMAXPROCS(0), n/8), fn)
 }
 
 // replayGenesis verifies and materializes the room.create record, reporting

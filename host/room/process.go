@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
 
 	"apconnect/host/adp"
 	"apconnect/host/identity"
+	"apconnect/host/internal/parallel"
 	"apconnect/host/text"
 )
 
@@ -232,7 +232,6 @@ func (p *Processor) precheck(recs []*adp.Record, last int64) ([]error, [][]byte)
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	workers = min(workers, len(idx))
 	check := func(i int) {
 		rec := recs[i]
 		var event []byte
@@ -252,28 +251,7 @@ func (p *Processor) precheck(recs []*adp.Record, last int64) ([]error, [][]byte)
 		// The record's canonical JSON around the event bytes just hashed.
 		raw[i], _ = rec.AppendCanonical(make([]byte, 0, len(event)+512), event)
 	}
-	if workers <= 1 {
-		for _, i := range idx {
-			check(i)
-		}
-		return errs, raw
-	}
-	var wg sync.WaitGroup
-	next := make(chan int, len(idx))
-	for _, i := range idx {
-		next <- i
-	}
-	close(next)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				check(i)
-			}
-		}()
-	}
-	wg.Wait()
+	parallel.For(len(idx), workers, func(k int) { check(idx[k]) })
 	return errs, raw
 }
 
