@@ -1,34 +1,10 @@
 package mcpserver
 
 import (
-	"apconnect/host/toolcatalog"
 	"testing"
 
 	"apconnect/test/catalogcheck"
 )
-
-// catalogForCheck describes the served catalog to package
-// catalogcheck.
-func catalogForCheck() catalogcheck.Catalog {
-	return catalogcheck.Catalog{
-		Names: toolcatalog.Names(),
-		Inputs: func(n string) []string {
-			i, _ := toolcatalog.Info(n)
-			return i.Inputs
-		},
-		Required: func(n string) []string {
-			i, _ := toolcatalog.Info(n)
-			return i.Required
-		},
-		Validate: func(n string, data []byte) error {
-			s, ok := toolcatalog.OutputSchema(n)
-			if !ok {
-				return nil
-			}
-			return s.ValidateJSON(data)
-		},
-	}
-}
 
 func catalogEnv(t *testing.T) catalogcheck.Env {
 	h := startHub(t)
@@ -37,7 +13,7 @@ func catalogEnv(t *testing.T) catalogcheck.Env {
 		return &catalogcheck.Agent{Name: name, Session: a.cs}
 	}
 	return catalogcheck.Env{Host: h.Origin(), Alice: agent("alice", 0xA1), Bob: agent("bob", 0xB2), Carol: agent("carol", 0xC3),
-		Dave: agent("dave", 0xD4), Catalog: catalogForCheck()}
+		Dave: agent("dave", 0xD4), Catalog: catalogcheck.Served()}
 }
 
 // Every tool, in process against the local hub, with {}, with only its

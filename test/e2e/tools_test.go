@@ -9,29 +9,6 @@ import (
 	"apconnect/test/catalogcheck"
 )
 
-// catalog describes the catalog the binary serves (the same schemas,
-// compiled into it) to package catalogcheck.
-func catalog() catalogcheck.Catalog {
-	return catalogcheck.Catalog{
-		Names: toolcatalog.Names(),
-		Inputs: func(n string) []string {
-			i, _ := toolcatalog.Info(n)
-			return i.Inputs
-		},
-		Required: func(n string) []string {
-			i, _ := toolcatalog.Info(n)
-			return i.Required
-		},
-		Validate: func(n string, data []byte) error {
-			s, ok := toolcatalog.OutputSchema(n)
-			if !ok {
-				return nil
-			}
-			return s.ValidateJSON(data)
-		},
-	}
-}
-
 // stdioEnv starts a hub and four `apconnect mcp` processes, one per agent,
 // all with the hub as their only host.
 func stdioEnv(t *testing.T) catalogcheck.Env {
@@ -41,7 +18,7 @@ func stdioEnv(t *testing.T) catalogcheck.Env {
 		return &catalogcheck.Agent{Name: name, Session: startMCP(t, home, name, procOptions{}).cs}
 	}
 	return catalogcheck.Env{Host: h.Origin(), Alice: agent("alice"), Bob: agent("bob"), Carol: agent("carol"), Dave: agent("dave"),
-		Catalog: catalog()}
+		Catalog: catalogcheck.Served()}
 }
 
 // Each of the 33 tools works end to end over stdio against the local hub:
