@@ -48,7 +48,7 @@ func TestToolsEmbedded(t *testing.T) {
 }
 
 // The protocol schemas are the reference SDK 0.12.6's; the ADP one is also
-// the kernel schema host/adp enforces, and both copies must stay the same.
+// the kernel schema host/proto/adp enforces, and both copies must stay the same.
 func TestProtocolSchemas(t *testing.T) {
 	for _, p := range []string{"agent-discourse/1.0", "agent-profile/1.0"} {
 		data, err := ProtocolSchema(p)
@@ -68,13 +68,13 @@ func TestProtocolSchemas(t *testing.T) {
 			t.Errorf("ProtocolSchema(%q) = %v, want not-exist", p, err)
 		}
 	}
-	kernel, err := os.ReadFile("../host/adp/kernel/1.0.schema.json")
+	kernel, err := os.ReadFile("../host/proto/adp/kernel/1.0.schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ours, _ := ProtocolSchema("agent-discourse/1.0")
 	if !bytes.Equal(kernel, ours) {
-		t.Error("schemas/protocols/agent-discourse-1.0.schema.json differs from host/adp/kernel/1.0.schema.json")
+		t.Error("schemas/protocols/agent-discourse-1.0.schema.json differs from host/proto/adp/kernel/1.0.schema.json")
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 )
 
 // defaultArchiveMaxBytes bounds a fetched or read archive.

@@ -12,7 +12,7 @@ import (
 	"os"
 	"strings"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 )
 
 // archiveChunk is how many lines verify-archive parses and verifies at a

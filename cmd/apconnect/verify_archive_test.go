@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
 )

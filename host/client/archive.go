@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"strings"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 )
 
 // Bounds of an archive download beyond Options.MaxArchiveBytes.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 )
 
 // Archive format faults come from an httptest TLS fake; TestHubArchive

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
 )
 

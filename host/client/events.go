@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 )
 
 // Events reads a page of room history (GET /v1/rooms/{room_id}/events),

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
 )
 

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
 )
 

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
 )
 

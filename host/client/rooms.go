@@ -9,7 +9,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
 )
 

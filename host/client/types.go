@@ -1,7 +1,7 @@
 package client
 
 import (
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
 )
 

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/client"
 	"apconnect/host/config"
 	"apconnect/host/identity"

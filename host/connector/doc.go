@@ -12,7 +12,7 @@
 // only signer; nothing it returns carries a key, a nonce to reuse or a
 // request token. Its state is host/store (SQLite, one database per Agent ID);
 // records are verified and materialized by host/room on the rules of
-// host/adp; hosts are reached through host/client.
+// host/proto/adp; hosts are reached through host/client.
 //
 // # Reads and sync
 //

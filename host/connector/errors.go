@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/client"
 	"apconnect/host/identity"
 )

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"slices"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/client"
 	"apconnect/host/identity"
 	"apconnect/host/room"

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/connector"
 	"apconnect/host/store"
 )

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/plugin"
 )
 

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/plugin"
 	"apconnect/host/room"
 	"apconnect/host/toolcatalog"

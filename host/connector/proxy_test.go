@@ -18,7 +18,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubtest"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/client"
 	"apconnect/host/identity"
 	"apconnect/host/store"

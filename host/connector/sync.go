@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/client"
 	"apconnect/host/identity"
 	"apconnect/host/room"

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/connector"
 	"apconnect/host/identity"
 )

@@ -15,7 +15,7 @@ import (
 	"sort"
 	"strings"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/internal/atomicfile"
 	"apconnect/host/store"
 )

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/store"
 )
 

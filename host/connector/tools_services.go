@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/client"
 	"apconnect/host/config"
 	"apconnect/host/identity"

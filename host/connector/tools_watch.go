@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/room"
 	"apconnect/host/store"
 )

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
 	"apconnect/host/room"
 	"apconnect/host/store"

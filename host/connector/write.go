@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/client"
 	"apconnect/host/identity"
 	"apconnect/host/plugin"

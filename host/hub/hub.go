@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub/discourse"
 	"apconnect/host/hub/hubdb"
 	"apconnect/host/hub/hubhttp"

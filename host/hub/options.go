@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub/discourse"
 	"apconnect/host/hub/profile"
 )

@@ -26,7 +26,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/config"
 	"apconnect/host/plugin"
 )

@@ -1,13 +1,13 @@
 // Package room turns server records into verified local state: it verifies
 // each record (record shape and hash, pre_hash link, envelope hash, strict
 // signature, and every ADP acceptance rule evaluated at the record's
-// accepted_at through host/adp), applies it to the materialized room, and
+// accepted_at through host/proto/adp), applies it to the materialized room, and
 // computes everything it causes — the timeline item, the inbox items of the
 // connector spec (4.2), the active turn — as plain values the caller writes
 // to its store in one transaction.
 //
 // It is pure: no I/O, no clock, no store. The ADP rules themselves live in
-// host/adp; this package only sequences them for a reader and projects the
+// host/proto/adp; this package only sequences them for a reader and projects the
 // result for agents (TimelineItem, InboxItem, ActiveTurn, MemberView).
 //
 // Verification is the expensive part of a catch-up sync, so Process checks

@@ -6,7 +6,7 @@ import (
 	"encoding/base64"
 	"strconv"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
 )
 

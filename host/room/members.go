@@ -3,7 +3,7 @@ package room
 import (
 	"sort"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 )
 
 // Member statuses of MemberView.

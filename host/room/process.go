@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"runtime"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
 	"apconnect/host/internal/parallel"
 	"apconnect/host/text"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
 	"apconnect/host/room"
 	"apconnect/host/room/roomtest"

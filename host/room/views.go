@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
 )
 

@@ -66,5 +66,5 @@ def test_known_differences_are_documented():
 
 def test_bundled_packs_are_the_sdk_packs():
     """D-08: apconnect's bundled registered packs equal the 0.12.6 ones."""
-    bundled = json.loads((REPO / "host/adp/packs/1.0.packs.json").read_text())
-    assert bundled == packs_document(), "host/adp/packs/1.0.packs.json differs from the packs agent-protocols 0.12.6 ships"
+    bundled = json.loads((REPO / "host/proto/adp/packs/1.0.packs.json").read_text())
+    assert bundled == packs_document(), "host/proto/adp/packs/1.0.packs.json differs from the packs agent-protocols 0.12.6 ships"

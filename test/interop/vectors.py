@@ -3,7 +3,7 @@ verdict, that `goverdict` (test/interop/goverdict, apconnect's Go packages)
 answers too.
 
 Sources: the vector files in the repository (host/identity/testdata,
-host/adp/testdata, host/hub/testdata) and the ▶-run test cases of
+host/proto/adp/testdata, host/hub/testdata) and the ▶-run test cases of
 shared/design/PROTOCOL-0.12.md (D-01 … D-34). Each case names the D-item it
 belongs to ("" for rules both drafts share), so a disagreement points at
 the difference it comes from.
@@ -64,7 +64,7 @@ from harness import REPO
 from sdkref import registry, verdict
 
 IDENTITY = json.loads((REPO / "host/identity/testdata/agent-identity-1.0.vectors.json").read_text())
-DISCOURSE = json.loads((REPO / "host/adp/testdata/1.0.vectors.json").read_text())
+DISCOURSE = json.loads((REPO / "host/proto/adp/testdata/1.0.vectors.json").read_text())
 PROFILE = json.loads((REPO / "host/hub/testdata/agent-profile-1.0.vectors.json").read_text())
 
 CREATOR = AgentSigner.from_seed(bytes.fromhex(DISCOURSE["seeds"]["creator"]))

@@ -26,7 +26,7 @@ var layers = [][]string{
 	// 1: Agent Identity.
 	{"host/identity"},
 	// 2: keys, operator configuration, the ADP rules.
-	{"host/keystore", "host/config", "host/adp"},
+	{"host/keystore", "host/config", "host/proto/adp"},
 	// 3: the HTTPS client, local state, materialized rooms, the tool catalog.
 	{"host/client", "host/store", "host/room", "host/room/", "host/toolcatalog"},
 	// 4: the plugin runtime and its test harness.
@@ -64,7 +64,7 @@ var testPeers = []string{"host/hub", "host/hub/hubtest", "host/plugin/plugintest
 // denied are imports the layer order allows but the design forbids.
 var denied = map[string][]string{
 	// The MCP surface reads state through the engine, never around it.
-	"host/mcpserver": {"host/store", "host/config", "host/client", "host/room", "host/adp"},
+	"host/mcpserver": {"host/store", "host/config", "host/client", "host/room", "host/proto/adp"},
 	// The binary uses the hub's API, not its internals.
 	"cmd/apconnect": {"host/hub/discourse", "host/hub/hubdb", "host/hub/hubhttp", "host/hub/profile"},
 }

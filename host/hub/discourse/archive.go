@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubhttp"
 	"apconnect/host/identity"
 )

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubtest"
 )
 

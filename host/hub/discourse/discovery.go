@@ -3,7 +3,7 @@ package discourse
 import (
 	"net/http"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubhttp"
 )
 

@@ -6,7 +6,7 @@
 //
 // It is a development and test host for one machine — the peer the
 // connector's tests run against — and it is strict: every rule comes from
-// host/adp, the one statement of the ADP rules the connector shares, and the
+// host/proto/adp, the one statement of the ADP rules the connector shares, and the
 // hub adds only what a host owns (room ids, acceptance time, storage, quotas
 // counted over time, join request lifecycles, live fan-out).
 //

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubhttp"
 	"apconnect/host/identity"
 )

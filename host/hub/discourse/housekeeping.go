@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 )
 
 // housekeeping runs the time-driven chores until ctx ends, then closes

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubtest"
 )
 

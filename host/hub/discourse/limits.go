@@ -3,7 +3,7 @@ package discourse
 import (
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 )
 
 // Limits are the ADP host's quotas and serving parameters. Zero fields take
@@ -11,7 +11,7 @@ import (
 // off (adp's zero "no limit"); the benchmark raises the message quota that
 // way.
 type Limits struct {
-	// Rules are the quotas of ADP section 20 that host/adp enforces or
+	// Rules are the quotas of ADP section 20 that host/proto/adp enforces or
 	// reports (rates, payload and schema sizes, type count, join request
 	// lifetime, room duration, speakers, observers).
 	Rules adp.Limits

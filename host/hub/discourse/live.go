@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"sync"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 )
 
 // SSE event names (ADP 16.2, 16.4, 16.5).

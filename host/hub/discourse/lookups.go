@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"errors"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubdb"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 )
 
 // The Markdown export (ADP 18, 21) renders agent-controlled text only in two

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"net/http"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubhttp"
 )
 

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubdb"
 	"apconnect/host/hub/hubhttp"
 	"apconnect/host/identity"

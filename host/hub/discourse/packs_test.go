@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"

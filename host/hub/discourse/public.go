@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubhttp"
 	"apconnect/host/identity"
 )

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
 )

@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubhttp"
 )
 

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubdb"
 	"apconnect/host/identity"
 )

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"

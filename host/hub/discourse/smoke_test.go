@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 )
 
 func TestSmoke(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubhttp"
 	"apconnect/host/identity"
 )

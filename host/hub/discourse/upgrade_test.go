@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubtest"
 
 	_ "modernc.org/sqlite"

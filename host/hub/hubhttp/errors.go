@@ -7,12 +7,12 @@ import (
 	"strconv"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
 )
 
 // Codes the hub adds to the shared identity.Code* set. The 18 ADP codes of
-// SDK 0.12.6 are re-exported from host/adp (their one definition) so
+// SDK 0.12.6 are re-exported from host/proto/adp (their one definition) so
 // handlers and the status table below need one import; the retired
 // room_ended and role_not_allowed are not among them.
 const (

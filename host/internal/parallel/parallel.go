@@ -1,6 +1,6 @@
 // Package parallel runs the independent iterations of a loop on several
 // goroutines: the one worker pool of the hash and signature checks that
-// verification spreads over every core (host/adp, host/room).
+// verification spreads over every core (host/proto/adp, host/room).
 package parallel
 
 import (

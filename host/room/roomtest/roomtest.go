@@ -1,5 +1,5 @@
 // Package roomtest builds signed ADP record chains in memory for tests and
-// benchmarks: a room driven through host/adp exactly as a host drives it
+// benchmarks: a room driven through host/proto/adp exactly as a host drives it
 // (CheckCreate or Check, NewRecord, Apply), with deterministic agents.
 package roomtest
 
@@ -9,7 +9,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
 )
 

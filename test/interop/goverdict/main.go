@@ -5,7 +5,7 @@
 //
 // It exists so test/interop/test_vectors.py can put the same inputs
 // through the reference SDK (agent-protocols 0.12.6) and through
-// host/identity, host/adp and host/hub/profile, and compare the verdicts
+// host/identity, host/proto/adp and host/hub/profile, and compare the verdicts
 // case by case. A verdict has the shape the Python side uses: true/false,
 // "ok" or an error code, or a small object. An input this program cannot
 // read is reported as {"error": "..."} for that case, never as a verdict.
@@ -19,7 +19,7 @@ import (
 	"os"
 	"time"
 
-	"apconnect/host/adp"
+	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubhttp"
 	"apconnect/host/hub/profile"
 	"apconnect/host/identity"
