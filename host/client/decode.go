@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"strconv"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // parseObject strictly parses a JSON object.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // Malformed host data, served by an httptest TLS fake: the real hub never

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // testSigner returns a deterministic signer for a name.

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"net/url"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // SubmitJoinRequest posts a signed room.join.request envelope

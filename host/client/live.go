@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // Kinds of StreamItem: the SSE event names of ADP 16.

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
 	"apconnect/host/internal/logthrottle"
+	"apconnect/host/proto/adp"
 )
 
 // These tests use an httptest TLS fake for the stream faults (dead streams,

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // These tests use an httptest TLS fake: the faults they need (5xx, 429,

@@ -9,8 +9,8 @@ import (
 	"net/url"
 	"strconv"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 var errNilEnvelope = errors.New("client: nil envelope")

@@ -1,8 +1,8 @@
 package client
 
 import (
-	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // RoomResource is the room resource (ADP 15, GET /v1/rooms/{room_id}), also

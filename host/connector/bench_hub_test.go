@@ -17,12 +17,12 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/config"
 	"apconnect/host/connector"
 	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/hub/tlsca"
+	"apconnect/host/proto/adp"
 )
 
 // envHubDir makes the test binary serve a hub instead of running tests: the

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/connector"
 	"apconnect/host/hub/hubtest"
+	"apconnect/host/proto/adp"
 )
 
 // rssMB returns the process's resident set size in MiB.

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/config"
 	"apconnect/host/connector"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/plugin"
 	"apconnect/host/plugin/plugintest"
 	"apconnect/host/pluginhost"
+	"apconnect/host/proto/adp"
 )
 
 // firstPartyPlugins are the five first-party plugins' module directories.

@@ -17,12 +17,12 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/client"
 	"apconnect/host/config"
 	"apconnect/host/connector"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 	"apconnect/host/store"
 )
 

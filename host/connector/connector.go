@@ -10,11 +10,11 @@ import (
 	"sync"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/client"
 	"apconnect/host/config"
 	"apconnect/host/identity"
 	"apconnect/host/plugin"
+	"apconnect/host/proto/adp"
 	"apconnect/host/room"
 	"apconnect/host/store"
 )

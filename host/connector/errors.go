@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/client"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // Connector error codes of its own. Errors from hosts and from the ADP and

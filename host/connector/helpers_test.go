@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/config"
 	"apconnect/host/connector"
 	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 	"apconnect/host/toolcatalog"
 )
 

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/client"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 	"apconnect/host/room"
 	"apconnect/host/store"
 )

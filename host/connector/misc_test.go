@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/connector"
+	"apconnect/host/proto/adp"
 	"apconnect/host/store"
 )
 

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/plugin"
+	"apconnect/host/proto/adp"
 )
 
 // Plugin type packs. A room_create type declaration or a type.define

@@ -10,8 +10,8 @@ import (
 	"sort"
 	"strings"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/plugin"
+	"apconnect/host/proto/adp"
 	"apconnect/host/room"
 	"apconnect/host/toolcatalog"
 )

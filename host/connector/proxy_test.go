@@ -18,8 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubtest"
+	"apconnect/host/proto/adp"
 )
 
 // proxy is a TLS reverse proxy between a connector and the hub that can

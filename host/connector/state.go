@@ -6,8 +6,8 @@ import (
 	"errors"
 	"sync"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 	"apconnect/host/room"
 	"apconnect/host/store"
 )

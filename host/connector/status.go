@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/client"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 	"apconnect/host/store"
 )
 

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/connector"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // A proxy between connector and hub that flips a signature byte, changes a

@@ -15,8 +15,8 @@ import (
 	"sort"
 	"strings"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/internal/atomicfile"
+	"apconnect/host/proto/adp"
 	"apconnect/host/store"
 )
 

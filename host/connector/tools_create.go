@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/client"
 	"apconnect/host/config"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 	"apconnect/host/store"
 )
 

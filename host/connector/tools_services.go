@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strings"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/client"
 	"apconnect/host/config"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 	"apconnect/schemas"
 )
 

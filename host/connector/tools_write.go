@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 	"apconnect/host/room"
 	"apconnect/host/store"
 )

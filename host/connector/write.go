@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/client"
 	"apconnect/host/identity"
 	"apconnect/host/plugin"
+	"apconnect/host/proto/adp"
 	"apconnect/host/room"
 	"apconnect/host/store"
 )

@@ -15,13 +15,13 @@ import (
 	"sync"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/discourse"
 	"apconnect/host/hub/hubdb"
 	"apconnect/host/hub/hubhttp"
 	"apconnect/host/hub/profile"
 	"apconnect/host/hub/tlsca"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // Hub is a running (or ready to run) local hub.

@@ -4,9 +4,9 @@ import (
 	"log/slog"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/discourse"
 	"apconnect/host/hub/profile"
+	"apconnect/host/proto/adp"
 )
 
 // DefaultListen is the listen address when Options.Listen is empty: an

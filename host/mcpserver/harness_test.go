@@ -15,13 +15,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/client"
 	"apconnect/host/config"
 	"apconnect/host/connector"
 	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/plugin"
+	"apconnect/host/proto/adp"
 )
 
 // The harness: a real local hub (hubtest), connectors of test agents on it,

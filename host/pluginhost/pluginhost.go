@@ -26,9 +26,9 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/config"
 	"apconnect/host/plugin"
+	"apconnect/host/proto/adp"
 )
 
 // CacheDirName is the compilation cache directory inside the state

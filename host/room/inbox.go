@@ -6,8 +6,8 @@ import (
 	"encoding/base64"
 	"strconv"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // Tool names the inbox suggests.

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"runtime"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
 	"apconnect/host/internal/parallel"
+	"apconnect/host/proto/adp"
 	"apconnect/host/text"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 	"apconnect/host/room"
 	"apconnect/host/room/roomtest"
 )

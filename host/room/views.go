@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // MaxSummaryRunes caps summaries of timeline and inbox items (code points).

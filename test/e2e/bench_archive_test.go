@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubtest"
+	"apconnect/host/proto/adp"
 )
 
 // sdkBin is the interop suite's cargo program (test/interop/rust), whose

@@ -15,7 +15,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/config"
 	"apconnect/host/connector"
 	"apconnect/host/hub/hubtest"
@@ -23,6 +22,7 @@ import (
 	"apconnect/host/plugin"
 	"apconnect/host/plugin/plugintest"
 	"apconnect/host/pluginhost"
+	"apconnect/host/proto/adp"
 	"apconnect/host/toolcatalog"
 )
 

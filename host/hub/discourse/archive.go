@@ -9,9 +9,9 @@ import (
 	"net/http"
 	"strconv"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubhttp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // archive is one consistent view of a room's archive: the manifest and the

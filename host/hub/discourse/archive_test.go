@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub"
 	"apconnect/host/hub/discourse"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // packServer serves the triage pack document over HTTPS on loopback, with

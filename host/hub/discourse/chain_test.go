@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"testing"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubtest"
+	"apconnect/host/proto/adp"
 )
 
 // TestChainEndToEnd drives a room through every freshness class and checks

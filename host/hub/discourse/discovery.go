@@ -3,8 +3,8 @@ package discourse
 import (
 	"net/http"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubhttp"
+	"apconnect/host/proto/adp"
 )
 
 // Discovery is the /.well-known/agent-discourse document (ADP 15.1, Agent

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubhttp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // quotaRetryAfter is the Retry-After of rate_limited answers for quotas

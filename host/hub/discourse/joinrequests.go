@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"net/http"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubhttp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // joinRequest is the join request resource (ADP 10; the kernel schema's

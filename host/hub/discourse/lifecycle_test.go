@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubtest"
+	"apconnect/host/proto/adp"
 )
 
 // TestLifecycleByTime: ADP 7 — a scheduled room becomes active at

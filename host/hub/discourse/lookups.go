@@ -5,8 +5,8 @@ import (
 	"database/sql"
 	"errors"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubdb"
+	"apconnect/host/proto/adp"
 )
 
 // lookups answer adp.Check's questions about a room from the write

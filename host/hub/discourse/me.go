@@ -6,8 +6,8 @@ import (
 	"errors"
 	"net/http"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubhttp"
+	"apconnect/host/proto/adp"
 )
 
 // Membership states of a /v1/me/rooms item.

@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubdb"
 	"apconnect/host/hub/hubhttp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // Bounds of the prefetched pack documents held in memory.

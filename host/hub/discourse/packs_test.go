@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // TestExternalPacks: type.define imports an external pack fetched over

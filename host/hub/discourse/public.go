@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubhttp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // statusSQL derives a room's state from the hub clock (ADP 7) in SQL, as

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // wantRateLimited asserts a 429 rate_limited answer with a Retry-After of

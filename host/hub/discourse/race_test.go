@@ -5,9 +5,9 @@ import (
 	"sync"
 	"testing"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
+	"apconnect/host/proto/adp"
 )
 
 // race submits one body per racer at the same moment and returns the

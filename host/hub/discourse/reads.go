@@ -7,8 +7,8 @@ import (
 	"net/url"
 	"strconv"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubhttp"
+	"apconnect/host/proto/adp"
 )
 
 // readEventsAllowed applies ADP 15 to reads of accepted events, agent

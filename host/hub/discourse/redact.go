@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubdb"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // Redaction reports what Redact did.

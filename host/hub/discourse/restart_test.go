@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // freePort returns a loopback port that is free now, so a restarted hub can

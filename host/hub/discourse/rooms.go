@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"sync"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubhttp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // roomEntry is a room's in-memory state: the materialized adp.Room, the

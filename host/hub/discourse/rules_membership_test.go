@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // TestJoinRules: every rejection of ADP 9.2, and both direct-join paths,

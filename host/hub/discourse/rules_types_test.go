@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // TestMessageRules: every rejection of ADP 11 and the mentions bounds of 5.

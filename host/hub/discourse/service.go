@@ -9,10 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubdb"
 	"apconnect/host/hub/hubhttp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // Protocol is the event protocol this service accepts.

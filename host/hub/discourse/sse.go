@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubhttp"
+	"apconnect/host/proto/adp"
 )
 
 // streamWriteTimeout bounds one write to a live stream; a client that does

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubtest"
+	"apconnect/host/proto/adp"
 
 	_ "modernc.org/sqlite"
 )

@@ -9,9 +9,9 @@ import (
 	"net/http"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubhttp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // checkProtocol is the precheck every ADP write endpoint shares.

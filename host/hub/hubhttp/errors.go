@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // Codes the hub adds to the shared identity.Code* set. The 18 ADP codes of

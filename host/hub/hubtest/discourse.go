@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // JSONValue turns a Go value (maps, slices, strings, integers) into the

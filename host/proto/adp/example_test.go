@@ -4,8 +4,8 @@ import (
 	"crypto/ed25519"
 	"fmt"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // Verify a room archive offline (ADP 18): a two-record room built here by

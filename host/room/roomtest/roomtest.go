@@ -9,8 +9,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 // Agent is a deterministic test identity.

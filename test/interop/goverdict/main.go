@@ -19,10 +19,10 @@ import (
 	"os"
 	"time"
 
-	"apconnect/host/proto/adp"
 	"apconnect/host/hub/hubhttp"
 	"apconnect/host/hub/profile"
 	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
 )
 
 type testCase struct {
