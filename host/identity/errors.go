@@ -21,13 +21,19 @@ const (
 	CodePayloadTooLarge      = "payload_too_large"
 )
 
-// Error is a verification failure with a stable code from section 8.1 and,
-// when the input was JSON, the JSON pointer of the offending value.
+// Error is a rejection with a stable code (section 8.1, or a code a
+// protocol's rules package defines) and, when the input was JSON, the JSON
+// pointer of the offending value. Every protocol's rules package returns
+// *Error, so one type carries every protocol's codes to the service and the
+// connector.
 type Error struct {
 	Code    string
 	Pointer string
 	Message string
-	Err     error
+	// Data is the error body's "data" object; nil when there is none. Values
+	// are JSON-ready (strings, int64, bool, []any, map[string]any).
+	Data map[string]any
+	Err  error
 }
 
 func (e *Error) Error() string {
@@ -49,8 +55,13 @@ func ErrorCode(err error) string {
 	return ""
 }
 
-func newError(code, pointer, format string, args ...any) *Error {
+// NewError returns an *Error with a formatted message.
+func NewError(code, pointer, format string, args ...any) *Error {
 	return &Error{Code: code, Pointer: pointer, Message: fmt.Sprintf(format, args...)}
+}
+
+func newError(code, pointer, format string, args ...any) *Error {
+	return NewError(code, pointer, format, args...)
 }
 
 // eventError converts a strict-parsing failure into an invalid_event error
