@@ -35,7 +35,7 @@ func (s *service) discovery(ctx context.Context) (*Discovery, error) {
 func (s *service) fetchDiscovery(ctx context.Context) (*Discovery, error) {
 	resp, err := s.do(ctx, call{
 		method: http.MethodGet, url: s.origin + "/.well-known/" + s.discName,
-		auth: authNone, maxBytes: MaxDiscoveryBytes,
+		auth: authNone, maxBytes: MaxDiscoveryBytes, discovery: true,
 	})
 	var se *Error
 	if errors.As(err, &se) && se.Status == http.StatusNotFound {

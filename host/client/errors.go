@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"apconnect/host/identity"
 )
 
 // HeaderMaxSeenNonce is the Agent Identity 6.2 response header.
@@ -66,6 +68,47 @@ func (e *Error) Error() string {
 	}
 	return b.String()
 }
+
+// ErrorCode is the service's code; a response without one is unavailable
+// (not_found for a 404), so every failure a service answers has a code.
+func (e *Error) ErrorCode() string {
+	switch {
+	case e.Code != "":
+		return e.Code
+	case e.Status == http.StatusNotFound:
+		return identity.CodeNotFound
+	}
+	return "unavailable"
+}
+
+// ErrorMessage is the service's message, or a description of the response
+// when it sent none.
+func (e *Error) ErrorMessage() string {
+	switch {
+	case e.Code == "":
+		return fmt.Sprintf("host answered HTTP %d: %s", e.Status, e.Message)
+	case e.Message == "":
+		return e.Code
+	}
+	return e.Message
+}
+
+// ErrorData is the service's data, with retry_after_ms when the response
+// carried Retry-After.
+func (e *Error) ErrorData() map[string]any {
+	if e.RetryAfter <= 0 {
+		return e.Data
+	}
+	out := make(map[string]any, len(e.Data)+1)
+	for k, v := range e.Data {
+		out[k] = v
+	}
+	out["retry_after_ms"] = e.RetryAfter.Milliseconds()
+	return out
+}
+
+// RetryAfterDuration is the Retry-After header as a duration.
+func (e *Error) RetryAfterDuration() time.Duration { return e.RetryAfter }
 
 // Retryable reports whether the failure is transient by status: 429 or
 // 5xx. Reads are retried on these already; a caller deciding about a write

@@ -140,6 +140,11 @@ func (s *Stream) use(conn *liveConn) bool {
 func (h *Host) openLive(ctx context.Context, u string) (*liveConn, error) {
 	c := call{method: http.MethodGet, url: u, auth: authRequired, signer: h.signer}
 	path := c.path()
+	if g := h.svc.opts.Gate; g != nil {
+		if err := g(ctx, h.svc.origin); err != nil {
+			return nil, err
+		}
+	}
 	tok, err := mintToken(h.signer, h.svc.origin, h.svc.opts.Clock(), h.svc.opts.StreamTokenLifetime)
 	if err != nil {
 		return nil, err

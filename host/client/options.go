@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -72,6 +73,12 @@ type Options struct {
 	// a stream when its JWT expires (D-26), so this is how often a
 	// stream resubscribes.
 	StreamTokenLifetime time.Duration
+	// Gate, when set, is asked before each request attempt and live
+	// subscription — before its JWT is minted — whether the request's
+	// context may reach the service's origin; an error refuses the request
+	// and is returned as it is. The connector's engine sets it to its grant
+	// check (host/engine Gate).
+	Gate func(ctx context.Context, origin string) error
 }
 
 // withDefaults returns o with every zero field set to its default.

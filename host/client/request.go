@@ -51,15 +51,18 @@ const (
 
 // call is one logical request (possibly several attempts).
 type call struct {
-	method   string
-	url      string     // absolute URL without query
-	query    url.Values // optional
-	body     []byte     // JSON body, nil for none
-	auth     authMode
-	signer   identity.Signer
-	write    bool  // a POSTed envelope: never retried, Write on NetworkError
-	maxBytes int64 // bound of a success body
-	accept   string
+	method string
+	url    string     // absolute URL without query
+	query  url.Values // optional
+	body   []byte     // JSON body, nil for none
+	auth   authMode
+	signer identity.Signer
+	write  bool // a POSTed envelope: never retried, Write on NetworkError
+	// discovery marks the read of a discovery document, which needs no
+	// grant (Options.Gate is not asked).
+	discovery bool
+	maxBytes  int64 // bound of a success body
+	accept    string
 	// sink, when set, reads a 2xx body as it arrives (at most maxBytes)
 	// instead of buffering it; it runs anew on every attempt, so it must
 	// start from scratch each time.
@@ -160,6 +163,11 @@ func (s *service) do(ctx context.Context, c call) (*response, error) {
 // attempt sends one request with its own timeout and reads the response.
 func (s *service) attempt(ctx context.Context, c *call, attempt int) (*response, error) {
 	path := c.path()
+	if s.opts.Gate != nil && !c.discovery {
+		if err := s.opts.Gate(ctx, s.origin); err != nil {
+			return nil, err
+		}
+	}
 	actx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	u := c.url

@@ -73,3 +73,20 @@ func eventError(err error, prefix string) error {
 	}
 	return err
 }
+
+// ErrorCode, ErrorMessage and ErrorData let the connector report an *Error
+// as it reports every coded error (the engine's Coded interface): the
+// pointer, when there is one, is put in the data.
+func (e *Error) ErrorCode() string    { return e.Code }
+func (e *Error) ErrorMessage() string { return e.Message }
+func (e *Error) ErrorData() map[string]any {
+	if e.Pointer == "" {
+		return e.Data
+	}
+	out := make(map[string]any, len(e.Data)+1)
+	for k, v := range e.Data {
+		out[k] = v
+	}
+	out["pointer"] = e.Pointer
+	return out
+}

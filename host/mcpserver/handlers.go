@@ -1,8 +1,8 @@
 package mcpserver
 
 import (
+	"apconnect/host/engine"
 	"apconnect/host/toolcatalog"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,94 +12,61 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"apconnect/host/connector"
 )
 
-// toolSpec binds one catalog tool to its connector method. In is the
-// connector's input struct (struct{} for tools without input), Out its
-// result.
-type toolSpec[In, Out any] struct {
-	name string
-	// serialize runs the call under the session's lock: tools that present
-	// a room head or write against one.
-	serialize bool
-	call      func(ctx context.Context, c *connector.Connector, sess connector.SessionID, in *In) (Out, error)
-	// summary is the short readable text put before the JSON result.
-	summary func(in *In, out Out) string
-	// syncs, when set, names the room a call may sync at length (host may
-	// be ""); a client that sent a progress token gets progress
-	// notifications while it does.
-	syncs func(in *In) (host, roomID string, ok bool)
-}
-
-// handler turns the spec into a catalog ToolHandler. Arguments have
-// passed the input schema when it runs.
-func (sp toolSpec[In, Out]) handler(s *server) ToolHandler {
+// handler turns a module's tool declaration into a catalog ToolHandler.
+// Arguments have passed the input schema when it runs. A tool that needs a
+// grant on an origin its input names is refused here, before the module
+// runs (the engine checks again wherever a request or a signature is made).
+func (s *server) handler(t engine.Tool) ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest, args json.RawMessage) (res *mcp.CallToolResult, err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				s.log.Error("panic in tool handler", "tool", sp.name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				s.log.Error("panic in tool handler", "tool", t.Name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 				res, err = internalErrorResult(), nil
 			}
 		}()
-		var in In
-		if err := decodeArgs(args, &in); err != nil {
-			s.log.Error("tool arguments the engine cannot decode", "tool", sp.name, "err", err)
-			return ErrorResult(connector.CodeInternal, "the connector cannot read these arguments: "+err.Error(), nil), nil
-		}
 		var ss *mcp.ServerSession
 		if req != nil {
 			ss = req.Session
 		}
 		st := s.session(ss)
-		if sp.serialize {
+		if t.Serialize {
 			st.mu.Lock()
 			defer st.mu.Unlock()
 		}
 		// Whatever the call changed, subscribers hear about it now rather
 		// than at the next poll.
 		defer s.watch.poke()
-
-		var out Out
+		if err := s.conn.Preflight(t.Name, args); err != nil {
+			return s.toolError(t.Name, err), nil
+		}
+		var out any
+		var summary string
 		run := func() error {
 			var err error
-			out, err = sp.call(ctx, s.conn, st.id, &in)
+			out, summary, err = t.Call(ctx, st.id, args)
 			return err
 		}
-		if sp.syncs != nil {
-			if host, roomID, ok := sp.syncs(&in); ok {
-				err = s.withProgress(ctx, req, host, roomID, run)
-			} else {
-				err = run()
-			}
+		var progress engine.ProgressFunc
+		if t.Progress != nil {
+			progress = t.Progress(args)
+		}
+		if progress != nil {
+			err = s.withProgress(ctx, req, progress, run)
 		} else {
 			err = run()
 		}
 		if err != nil {
-			return s.toolError(sp.name, err), nil
+			var bad *engine.BadArgumentsError
+			if errors.As(err, &bad) {
+				s.log.Error("tool arguments the engine cannot decode", "tool", t.Name, "err", err)
+				return ErrorResult(engine.CodeInternal, bad.Error(), nil), nil
+			}
+			return s.toolError(t.Name, err), nil
 		}
-		text := ""
-		if sp.summary != nil {
-			text = sp.summary(&in, out)
-		}
-		return s.toolResult(sp.name, out, text), nil
+		return s.toolResult(t.Name, out, summary), nil
 	}
-}
-
-// decodeArgs decodes validated arguments into the engine's input struct.
-// An argument the struct has no field for is an error, never dropped: the
-// schema allowed it, so the engine must take it.
-func decodeArgs(args json.RawMessage, into any) error {
-	if len(bytes.TrimSpace(args)) == 0 {
-		args = json.RawMessage("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(into); err != nil {
-		return err
-	}
-	return nil
 }
 
 // toolResult is a successful call: the result as structuredContent, and as
@@ -135,8 +102,8 @@ func (s *server) toolResult(name string, out any, summary string) *mcp.CallToolR
 // toolError is a failed call: the connector error's stable code, message
 // and data (ADP codes and data kept as the host sent them).
 func (s *server) toolError(name string, err error) *mcp.CallToolResult {
-	ce := connector.AsError(err)
-	if ce.Code == connector.CodeInternal {
+	ce := engine.AsError(err)
+	if ce.Code == engine.CodeInternal {
 		s.log.Warn("tool failed", "tool", name, "err", err)
 	} else {
 		s.log.Debug("tool failed", "tool", name, "code", ce.Code, "err", err)
@@ -152,34 +119,21 @@ func (s *server) toolError(name string, err error) *mcp.CallToolResult {
 	return ErrorResult(ce.Code, msg, data)
 }
 
-// handlers is the handler table of the 33 catalog tools.
+// handlers is the handler table of the standard tools: every module's
+// and the connector's own.
 func (s *server) handlers() map[string]ToolHandler {
 	m := map[string]ToolHandler{}
-	for _, add := range []func(*server, map[string]ToolHandler){
-		identityHandlers, roomHandlers, memberHandlers, statusHandlers, timelineHandlers,
-		inboxHandlers, draftHandlers, writeHandlers, joinHandlers,
-		serviceHandlers, profileHandlers, watchHandlers,
-	} {
-		add(s, m)
+	for _, t := range s.conn.StandardTools() {
+		if _, dup := m[t.Name]; dup {
+			panic("mcpserver: two handlers for " + t.Name)
+		}
+		m[t.Name] = s.handler(t)
+		if s.toolIO != nil {
+			s.toolIO[t.Name] = toolIO{in: t.In, out: t.Out}
+		}
 	}
 	return m
 }
 
-// register adds one spec to a handler table.
-func register[In, Out any](s *server, m map[string]ToolHandler, sp toolSpec[In, Out]) {
-	if _, dup := m[sp.name]; dup {
-		panic("mcpserver: two handlers for " + sp.name)
-	}
-	m[sp.name] = sp.handler(s)
-	if s.toolIO != nil {
-		s.toolIO[sp.name] = toolIO{in: reflect.TypeFor[In](), out: reflect.TypeFor[Out]()}
-	}
-}
-
 // toolIO is the Go input and result types of one tool.
 type toolIO struct{ in, out reflect.Type }
-
-// roomOf is the syncs function of tools whose input names a room.
-func roomOf(host, roomID string) (string, string, bool) {
-	return host, roomID, roomID != ""
-}

@@ -236,5 +236,5 @@ func (w *watcher) cheapKey(ctx context.Context, uri string) string {
 	default:
 		return ""
 	}
-	return w.s.conn.RoomFingerprint(ctx, roomID)
+	return w.s.conn.Discourse().RoomFingerprint(ctx, roomID)
 }

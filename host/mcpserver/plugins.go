@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"apconnect/host/connector/discourse"
 	"apconnect/host/toolcatalog"
 	"context"
 	"encoding/json"
@@ -11,8 +12,6 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"apconnect/host/connector"
 )
 
 // pluginToolName is the shape of a plugin tool's MCP name: <plugin>_<tool>
@@ -28,7 +27,7 @@ var pluginToolName = regexp.MustCompile(`^[a-z][a-z0-9_]*_[a-z0-9_]+$`)
 // propose grant, whose proposals the connector signs and submits through
 // the normal write path, like agent_protocols_room_submit_event.
 func (s *server) addPluginTools() {
-	for _, t := range s.conn.Tools() {
+	for _, t := range s.conn.PluginTools() {
 		name := t.MCPName
 		if !pluginToolName.MatchString(name) || strings.HasPrefix(name, "agent_protocols") {
 			s.log.Warn("plugin tool skipped: invalid MCP name", "tool", name)
@@ -115,7 +114,7 @@ func (s *server) pluginHandler(name string, writes bool) mcp.ToolHandler {
 			if structured == nil {
 				structured = map[string]any{}
 			}
-			structured[connector.ProposalResultsMember] = out.ProposalResults
+			structured[discourse.ProposalResultsMember] = out.ProposalResults
 			content = append(content, &mcp.TextContent{Text: proposalSummary(out.ProposalResults)})
 		}
 		if structured != nil {
@@ -132,7 +131,7 @@ func (s *server) pluginHandler(name string, writes bool) mcp.ToolHandler {
 }
 
 // proposalSummary is one line per proposal of a tool result.
-func proposalSummary(rs []connector.ProposalResult) string {
+func proposalSummary(rs []discourse.ProposalResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The tool proposed %d event(s):", len(rs))
 	for _, r := range rs {

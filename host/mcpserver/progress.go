@@ -1,8 +1,8 @@
 package mcpserver
 
 import (
+	"apconnect/host/engine"
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -21,18 +21,9 @@ import (
 // the engine. A final notification is sent before the result when the
 // last one did not already report the final position.
 
-// syncPosition is where a room's local copy stands.
-type syncPosition struct {
-	synced, remote int64
-}
-
-// positionFunc reads a room's sync position (ok false while the room is not
-// known locally yet).
-type positionFunc func(ctx context.Context) (pos syncPosition, ok bool, err error)
-
-// withProgress runs fn, reporting the room's sync progress to the client
-// when the request carries a progress token.
-func (s *server) withProgress(ctx context.Context, req *mcp.CallToolRequest, host, roomID string, fn func() error) error {
+// withProgress runs fn, reporting its progress to the client when the
+// request carries a progress token.
+func (s *server) withProgress(ctx context.Context, req *mcp.CallToolRequest, pos engine.ProgressFunc, fn func() error) error {
 	if req == nil || req.Params == nil || req.Session == nil {
 		return fn()
 	}
@@ -44,39 +35,34 @@ func (s *server) withProgress(ctx context.Context, req *mcp.CallToolRequest, hos
 		p.ProgressToken = token
 		return req.Session.NotifyProgress(ctx, p)
 	}
-	return reportProgress(ctx, s.opts.ProgressPoll, s.roomPosition(host, roomID), roomID, notify, fn)
+	return reportProgress(ctx, s.opts.ProgressPoll, pos, notify, fn)
 }
 
 // reportProgress polls pos every interval while fn runs and sends a
 // notification each time the position advanced, then a last one when fn is
 // done. Progress values only ever increase.
-func reportProgress(ctx context.Context, interval time.Duration, pos positionFunc, roomID string,
+func reportProgress(ctx context.Context, interval time.Duration, pos engine.ProgressFunc,
 	notify func(context.Context, *mcp.ProgressNotificationParams) error, fn func() error) error {
 	var mu sync.Mutex
 	last := int64(-1)
 	send := func(final bool) {
-		p, ok, err := pos(ctx)
-		if err != nil || !ok {
+		done, total, msg, ok := pos(ctx, final)
+		if !ok {
 			return
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if p.synced <= last {
+		if done <= last {
 			return
 		}
-		total := max(p.remote, p.synced)
-		msg := fmt.Sprintf("verified %d of %d records of room %s", p.synced, total, roomID)
-		if final {
-			msg = fmt.Sprintf("room %s synced: %d records verified", roomID, p.synced)
-		}
-		if err := notify(ctx, &mcp.ProgressNotificationParams{Progress: float64(p.synced), Total: float64(total), Message: msg}); err == nil {
-			last = p.synced
+		if err := notify(ctx, &mcp.ProgressNotificationParams{Progress: float64(done), Total: float64(total), Message: msg}); err == nil {
+			last = done
 		}
 	}
 	stop := make(chan struct{})
-	done := make(chan struct{})
+	finished := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(finished)
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
@@ -92,18 +78,9 @@ func reportProgress(ctx context.Context, interval time.Duration, pos positionFun
 	}()
 	err := fn()
 	close(stop)
-	<-done
+	<-finished
 	if err == nil {
 		send(true)
 	}
 	return err
-}
-
-// roomPosition reads a room's position from local state: by host and id,
-// or by id alone when exactly one configured host knows the room.
-func (s *server) roomPosition(host, roomID string) positionFunc {
-	return func(ctx context.Context) (syncPosition, bool, error) {
-		synced, remote, ok, err := s.conn.SyncPosition(ctx, host, roomID)
-		return syncPosition{synced: synced, remote: remote}, ok, err
-	}
 }

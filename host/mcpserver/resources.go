@@ -12,6 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"apconnect/host/connector"
+	"apconnect/host/connector/discourse"
+	"apconnect/host/engine"
 	"apconnect/host/identity"
 )
 
@@ -207,7 +209,7 @@ func (s *server) resourceJSON(ctx context.Context, uri string) ([]byte, error) {
 		if errors.As(err, &je) {
 			return nil, je
 		}
-		ce := connector.AsError(err)
+		ce := engine.AsError(err)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: ce.Code + ": " + ce.Message}
 	}
 	return json.Marshal(v)
@@ -216,12 +218,12 @@ func (s *server) resourceJSON(ctx context.Context, uri string) ([]byte, error) {
 // roomsResource lists every known room (up to listCap).
 func (s *server) roomsResource(ctx context.Context) (any, error) {
 	out := struct {
-		Rooms     []connector.RoomSummary `json:"rooms"`
+		Rooms     []discourse.RoomSummary `json:"rooms"`
 		Truncated bool                    `json:"truncated,omitempty"`
-	}{Rooms: []connector.RoomSummary{}}
+	}{Rooms: []discourse.RoomSummary{}}
 	cursor := ""
 	for {
-		page, err := s.conn.RoomsList(ctx, "", connector.RoomsListInput{Membership: "all", Limit: 200, Cursor: cursor})
+		page, err := s.conn.Discourse().RoomsList(ctx, "", discourse.RoomsListInput{Membership: "all", Limit: 200, Cursor: cursor})
 		if err != nil {
 			return nil, err
 		}
@@ -253,12 +255,12 @@ func (s *server) inboxResource(ctx context.Context) (any, error) {
 // draftsResource lists the held drafts (up to listCap).
 func (s *server) draftsResource(ctx context.Context) (any, error) {
 	out := struct {
-		Drafts    []connector.HeldDraft `json:"drafts"`
+		Drafts    []discourse.HeldDraft `json:"drafts"`
 		Truncated bool                  `json:"truncated,omitempty"`
-	}{Drafts: []connector.HeldDraft{}}
+	}{Drafts: []discourse.HeldDraft{}}
 	cursor := ""
 	for {
-		page, err := s.conn.DraftsList(ctx, "", connector.DraftsListInput{Limit: 100, Cursor: cursor})
+		page, err := s.conn.Discourse().DraftsList(ctx, "", discourse.DraftsListInput{Limit: 100, Cursor: cursor})
 		if err != nil {
 			return nil, err
 		}
@@ -276,15 +278,15 @@ func (s *server) draftsResource(ctx context.Context) (any, error) {
 
 // localRoom finds a room in local state by id alone, as the room-scoped
 // URIs name it. It never creates or fetches anything.
-func (s *server) localRoom(ctx context.Context, uri, roomID string) (*connector.LocalRoom, error) {
-	lr, err := s.conn.FindLocalRoom(ctx, "", roomID)
+func (s *server) localRoom(ctx context.Context, uri, roomID string) (*discourse.LocalRoom, error) {
+	lr, err := s.conn.Discourse().FindLocalRoom(ctx, "", roomID)
 	if err == nil {
 		return lr, nil
 	}
-	if connector.IsNotFound(err) {
+	if discourse.IsNotFound(err) {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	if e := connector.AsError(err); e.Code == connector.CodeAmbiguousRoom {
+	if e := engine.AsError(err); e.Code == discourse.CodeAmbiguousRoom {
 		data, _ := json.Marshal(map[string]any{"uri": uri, "code": e.Code, "hosts": e.Data["hosts"]})
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: room %s is known on more than one host; use the tools with host",
 			e.Code, roomID), Data: data}
@@ -308,7 +310,7 @@ func (s *server) roomResource(ctx context.Context, uri string, kind resourceKind
 	// state only; with no session it presents nothing. The types resource
 	// has the full registry, the room resource a brief one.
 	full := kind == resTypes
-	st, err := s.conn.RoomState(ctx, "", connector.RoomStateInput{RoomID: roomID, Host: row.Host, IncludeTypes: &full})
+	st, err := s.conn.Discourse().RoomState(ctx, "", discourse.RoomStateInput{RoomID: roomID, Host: row.Host, IncludeTypes: &full})
 	if err != nil {
 		return nil, err
 	}
@@ -318,17 +320,17 @@ func (s *server) roomResource(ctx context.Context, uri string, kind resourceKind
 	case resTypes:
 		return struct {
 			Types []map[string]any    `json:"types"`
-			Sync  connector.SyncState `json:"sync"`
+			Sync  discourse.SyncState `json:"sync"`
 		}{st.Room.Types, st.Sync}, nil
 	case resMembers:
 		out := struct {
-			Members   []connector.RoomMemberView `json:"members"`
-			Sync      connector.SyncState        `json:"sync"`
+			Members   []discourse.RoomMemberView `json:"members"`
+			Sync      discourse.SyncState        `json:"sync"`
 			Truncated bool                       `json:"truncated,omitempty"`
-		}{Members: []connector.RoomMemberView{}, Sync: st.Sync}
+		}{Members: []discourse.RoomMemberView{}, Sync: st.Sync}
 		cursor := ""
 		for {
-			page, err := s.conn.RoomMembersList(ctx, "", connector.RoomMembersListInput{RoomID: roomID, Host: row.Host, Status: "all", Limit: 200, Cursor: cursor})
+			page, err := s.conn.Discourse().RoomMembersList(ctx, "", discourse.RoomMembersListInput{RoomID: roomID, Host: row.Host, Status: "all", Limit: 200, Cursor: cursor})
 			if err != nil {
 				return nil, err
 			}
@@ -343,13 +345,13 @@ func (s *server) roomResource(ctx context.Context, uri string, kind resourceKind
 			cursor = page.NextCursor
 		}
 	case resTimeline:
-		items, more, err := s.conn.RecentTimeline(ctx, row, timelineWindow)
+		items, more, err := s.conn.Discourse().RecentTimeline(ctx, row, timelineWindow)
 		if err != nil {
 			return nil, err
 		}
 		return struct {
-			Items []connector.TimelineItem `json:"items"`
-			Sync  connector.SyncState      `json:"sync"`
+			Items []discourse.TimelineItem `json:"items"`
+			Sync  discourse.SyncState      `json:"sync"`
 			// MoreBefore is true when older items exist locally (read them
 			// with agent_protocols_room_timeline).
 			MoreBefore bool `json:"more_before"`
@@ -359,23 +361,23 @@ func (s *server) roomResource(ctx context.Context, uri string, kind resourceKind
 }
 
 // statusResource lists the cached unexpired statuses of a room.
-func (s *server) statusResource(ctx context.Context, row *connector.LocalRoom) (any, error) {
+func (s *server) statusResource(ctx context.Context, row *discourse.LocalRoom) (any, error) {
 	out := struct {
 		RoomID   string                  `json:"room_id"`
 		Host     string                  `json:"host"`
-		Statuses []connector.AgentStatus `json:"statuses"`
+		Statuses []discourse.AgentStatus `json:"statuses"`
 		// ListedAt is when the whole list was last read from the host (0:
 		// never; live room.agent_status items keep it current in between).
 		ListedAt int64                `json:"listed_at"`
-		Sync     *connector.SyncState `json:"sync,omitempty"`
-	}{RoomID: row.RoomID, Host: row.Host, Statuses: []connector.AgentStatus{}, ListedAt: row.StatusesAt}
-	list, err := s.conn.CachedStatuses(ctx, row)
+		Sync     *discourse.SyncState `json:"sync,omitempty"`
+	}{RoomID: row.RoomID, Host: row.Host, Statuses: []discourse.AgentStatus{}, ListedAt: row.StatusesAt}
+	list, err := s.conn.Discourse().CachedStatuses(ctx, row)
 	if err != nil {
 		return nil, err
 	}
 	out.Statuses = list
 	if row.Verified {
-		st, err := s.conn.RoomState(ctx, "", connector.RoomStateInput{RoomID: row.RoomID, Host: row.Host})
+		st, err := s.conn.Discourse().RoomState(ctx, "", discourse.RoomStateInput{RoomID: row.RoomID, Host: row.Host})
 		if err != nil {
 			return nil, err
 		}
@@ -386,8 +388,8 @@ func (s *server) statusResource(ctx context.Context, row *connector.LocalRoom) (
 
 // profileResource is the profile pinned for an Agent ID.
 func (s *server) profileResource(ctx context.Context, uri, agentID string) (any, error) {
-	p, err := s.conn.Pinned(ctx, agentID)
-	if connector.IsNotFound(err) {
+	p, err := s.conn.Profile().Pinned(ctx, agentID)
+	if discourse.IsNotFound(err) {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	return p, err
@@ -397,15 +399,15 @@ func (s *server) profileResource(ctx context.Context, uri, agentID string) (any,
 // every record (the change watcher fingerprints the summary alone, which
 // changes whenever the archive is kept again).
 func (s *server) archiveResource(uri, roomID string, withRecords bool) (any, error) {
-	sum, jsonl, err := s.conn.KeptArchive("", roomID, withRecords)
-	if connector.IsNotFound(err) {
+	sum, jsonl, err := s.conn.Discourse().KeptArchive("", roomID, withRecords)
+	if discourse.IsNotFound(err) {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	if err != nil {
 		return nil, err
 	}
 	out := struct {
-		*connector.ArchiveSummary
+		*discourse.ArchiveSummary
 		Records []json.RawMessage `json:"records,omitempty"`
 	}{ArchiveSummary: sum}
 	for line := range strings.SplitSeq(string(jsonl), "\n") {

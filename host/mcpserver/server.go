@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"apconnect/host/connector"
+	"apconnect/host/engine"
 )
 
 // Defaults of Options.
@@ -318,7 +319,7 @@ func requestVersion(req mcp.Request) string {
 }
 
 func internalErrorResult() *mcp.CallToolResult {
-	return ErrorResult(connector.CodeInternal, "the connector failed while handling this call; the failure was logged", nil)
+	return ErrorResult(engine.CodeInternal, "the connector failed while handling this call; the failure was logged", nil)
 }
 
 // minLevel drops records below min (the go-sdk logs every session and

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"apconnect/host/identity"
+	"apconnect/host/inbox"
 	"apconnect/host/proto/adp"
 )
 
@@ -64,33 +65,8 @@ func (it *TimelineItem) fillTimes() {
 	}
 }
 
-// InboxItem is an actionable request for the agent's attention (connector
-// spec 4.2). created_at is the source record's accepted_at, or the local
-// time for items the connector creates itself (room.join.requested). seq,
-// event_id and actor are omitted when the item has none (the 0.12.6 shape;
-// the seed allows null or absence).
-type InboxItem struct {
-	ID               string         `json:"id"`
-	Kind             string         `json:"kind"`
-	Priority         string         `json:"priority"`
-	RoomID           string         `json:"room_id"`
-	Host             string         `json:"host,omitempty"`
-	Seq              *int64         `json:"seq,omitempty"`
-	EventID          *string        `json:"event_id,omitempty"`
-	Actor            *string        `json:"actor,omitempty"`
-	CreatedAt        int64          `json:"created_at"`
-	RequiresResponse bool           `json:"requires_response"`
-	Deadline         *int64         `json:"deadline"`
-	Reason           string         `json:"reason"`
-	SuggestedTools   []string       `json:"suggested_tools"`
-	Message          map[string]any `json:"message"`
-	// State is the item's local state when it is listed: pending, or
-	// claimed with ClaimedUntil.
-	State        string `json:"state,omitempty"`
-	ClaimedUntil int64  `json:"claimed_until,omitempty"`
-	// Plugin names the watch rule that produced a room.event.custom item.
-	Plugin string `json:"plugin,omitempty"`
-}
+// InboxItem is an actionable request for the agent's attention.
+type InboxItem = inbox.Item
 
 // The ten inbox item kinds (connector spec 4.2).
 const (
@@ -112,23 +88,15 @@ func InboxKinds() []string {
 		KindJoinApproved, KindRoleChanged, KindMemberRemoved, KindStateChanged, KindEventCustom}
 }
 
-// Priorities of inbox items, and their storage rank (lower first).
+// Priorities of inbox items.
 const (
-	PriorityHigh   = "high"
-	PriorityNormal = "normal"
-	PriorityLow    = "low"
+	PriorityHigh   = inbox.PriorityHigh
+	PriorityNormal = inbox.PriorityNormal
+	PriorityLow    = inbox.PriorityLow
 )
 
 // PriorityRank returns the sort rank of a priority: high 0, normal 1, low 2.
-func PriorityRank(p string) int {
-	switch p {
-	case PriorityHigh:
-		return 0
-	case PriorityLow:
-		return 2
-	}
-	return 1
-}
+func PriorityRank(p string) int { return inbox.PriorityRank(p) }
 
 // ActiveTurn is the latest accepted turn.update of a room whose registry has
 // turn.update (connector spec 4.3).

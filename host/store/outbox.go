@@ -2,14 +2,6 @@ package store
 
 import "context"
 
-// Outbox entry kinds.
-const (
-	OutboxRoomCreate    = "room_create"
-	OutboxRoomEvent     = "room_event"
-	OutboxJoinRequest   = "join_request"
-	OutboxProfileUpdate = "profile_update"
-)
-
 // Outbox entry states.
 const (
 	OutboxPending = "pending"
@@ -20,10 +12,12 @@ const (
 // OutboxEntry is a signed envelope on its way to a service. It is stored,
 // with its nonce, before the envelope is sent.
 type OutboxEntry struct {
-	ID         int64
-	Kind       string
-	Service    string // host or profile service origin
-	RoomID     string // "" for room.create and profile.update
+	ID      int64
+	Kind    string
+	Service string // the origin the envelope is submitted to
+	// Ref is the writing module's reference (a room id; "" for none),
+	// stored in the room_id column.
+	Ref        string
 	EventID    string
 	Nonce      int64
 	BaseSeq    int64
@@ -41,7 +35,7 @@ const outboxColumns = `id, kind, service, room_id, event_id, nonce, base_seq, en
 
 func scanOutbox(s scanner) (*OutboxEntry, error) {
 	var e OutboxEntry
-	if err := s.Scan(&e.ID, &e.Kind, &e.Service, &e.RoomID, &e.EventID, &e.Nonce, &e.BaseSeq, &e.Envelope, &e.State,
+	if err := s.Scan(&e.ID, &e.Kind, &e.Service, &e.Ref, &e.EventID, &e.Nonce, &e.BaseSeq, &e.Envelope, &e.State,
 		&e.Attempts, &e.LeaseUntil, &e.CreatedAt, &e.UpdatedAt, &e.Error, &e.Result); err != nil {
 		return nil, notFound(err)
 	}
@@ -54,7 +48,7 @@ func (t *Tx) AddOutbox(ctx context.Context, e *OutboxEntry) (int64, error) {
 	var id int64
 	err := t.queryRow(ctx, `INSERT INTO outbox (kind, service, room_id, event_id, nonce, base_seq, envelope, state, attempts, lease_until, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) RETURNING id`,
-		e.Kind, e.Service, e.RoomID, e.EventID, e.Nonce, e.BaseSeq, e.Envelope, e.LeaseUntil, e.CreatedAt, e.CreatedAt).Scan(&id)
+		e.Kind, e.Service, e.Ref, e.EventID, e.Nonce, e.BaseSeq, e.Envelope, e.LeaseUntil, e.CreatedAt, e.CreatedAt).Scan(&id)
 	return id, err
 }
 
@@ -97,6 +91,14 @@ func (t *Tx) LeaseOutbox(ctx context.Context, now, leaseUntil int64, limit int) 
 // renews its lease.
 func (t *Tx) TouchOutbox(ctx context.Context, id, now, leaseUntil int64, errText string) error {
 	_, err := t.exec(ctx, `UPDATE outbox SET attempts = attempts + 1, lease_until = ?, updated_at = ?, error = ? WHERE id = ? AND state = 'pending'`,
+		leaseUntil, now, errText, id)
+	return err
+}
+
+// HoldOutbox keeps a pending entry the caller holds without counting an
+// attempt: leased until leaseUntil, with errText saying why it was not sent.
+func (t *Tx) HoldOutbox(ctx context.Context, id, now, leaseUntil int64, errText string) error {
+	_, err := t.exec(ctx, `UPDATE outbox SET lease_until = ?, updated_at = ?, error = ? WHERE id = ? AND state = 'pending'`,
 		leaseUntil, now, errText, id)
 	return err
 }

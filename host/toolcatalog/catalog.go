@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"sync"
 
+	"apconnect/host/capability"
 	"apconnect/schemas"
 )
 
@@ -115,6 +116,11 @@ type ToolInfo struct {
 	Inputs []string
 	// Required lists the required input field names in schema order.
 	Required []string
+	// Capability is the grant the tool needs on the origin it reaches (""
+	// for a tool that needs none), and OriginInput the input member that
+	// names that origin when the input does ("" otherwise).
+	Capability  capability.Capability
+	OriginInput string
 }
 
 // Definition is a tool as served: what an MCP server hands its clients.
@@ -215,5 +221,7 @@ func (t *catalogTool) info() ToolInfo {
 		Hints:       t.hints,
 		Inputs:      append([]string(nil), t.inputProps...),
 		Required:    append([]string(nil), t.required...),
+		Capability:  t.capability,
+		OriginInput: t.originInput,
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"apconnect/host/capability"
 	"apconnect/host/identity"
 )
 
@@ -64,6 +65,8 @@ type toolFile struct {
 	Title        string          `json:"title"`
 	Description  string          `json:"description"`
 	Access       Access          `json:"access"`
+	Capability   json.RawMessage `json:"capability"`
+	OriginInput  string          `json:"origin_input"`
 	Annotations  *fileHints      `json:"annotations"`
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema"`
@@ -84,6 +87,8 @@ type catalogTool struct {
 	title       string
 	description string
 	access      Access
+	capability  capability.Capability
+	originInput string
 	hints       Hints
 	input       []byte // bundled input schema, compact JSON
 	output      []byte // bundled output schema, compact JSON
@@ -178,7 +183,10 @@ func loadTool(b *bundler, c *jsonschema.Compiler, fileName string, data []byte) 
 		return nil, errors.New("inputSchema and outputSchema are both required")
 	}
 
-	t := &catalogTool{name: f.Name, title: f.Title, description: f.Description, access: f.Access, hints: hints}
+	t := &catalogTool{name: f.Name, title: f.Title, description: f.Description, access: f.Access, hints: hints, originInput: f.OriginInput}
+	if t.capability, err = checkCapability(f.Capability); err != nil {
+		return nil, err
+	}
 
 	in, err := b.bundle(f.InputSchema)
 	if err != nil {
@@ -186,6 +194,9 @@ func loadTool(b *bundler, c *jsonschema.Compiler, fileName string, data []byte) 
 	}
 	if t.inputProps, t.required, err = checkInputSchema(in); err != nil {
 		return nil, fmt.Errorf("inputSchema: %w", err)
+	}
+	if t.originInput != "" && (t.capability == "" || !slices.Contains(t.inputProps, t.originInput)) {
+		return nil, fmt.Errorf("origin_input %q must name an input member of a tool that needs a capability", t.originInput)
 	}
 	out, err := b.bundle(f.OutputSchema)
 	if err != nil {
@@ -208,6 +219,26 @@ func loadTool(b *bundler, c *jsonschema.Compiler, fileName string, data []byte) 
 		return nil, err
 	}
 	return t, nil
+}
+
+// checkCapability reads the capability a tool needs: a grant name, or null
+// for a tool that needs none (it must be stated either way).
+func checkCapability(raw json.RawMessage) (capability.Capability, error) {
+	if len(raw) == 0 {
+		return "", errors.New(`"capability" is required: a grant name, or null for a tool that needs none`)
+	}
+	var name *string
+	if err := json.Unmarshal(raw, &name); err != nil {
+		return "", fmt.Errorf("capability: %w", err)
+	}
+	if name == nil {
+		return "", nil
+	}
+	c, err := capability.ParseOne(*name)
+	if err != nil {
+		return "", fmt.Errorf("capability: %w", err)
+	}
+	return c, nil
 }
 
 func checkDescription(desc string, access Access) error {

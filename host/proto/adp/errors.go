@@ -91,6 +91,23 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
+// ErrorCode, ErrorMessage and ErrorData report the error as the connector
+// reports every coded error; the pointer, when there is one, is put in the
+// data.
+func (e *Error) ErrorCode() string    { return e.Code }
+func (e *Error) ErrorMessage() string { return e.Message }
+func (e *Error) ErrorData() map[string]any {
+	if e.Pointer == "" {
+		return e.Data
+	}
+	out := make(map[string]any, len(e.Data)+1)
+	for k, v := range e.Data {
+		out[k] = v
+	}
+	out["pointer"] = e.Pointer
+	return out
+}
+
 // Body returns the Agent Identity 8.1 error body:
 // {"error": {"code", "message", "data"?}}.
 func (e *Error) Body() map[string]any {

@@ -1,0 +1,576 @@
+package discourse
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"sync"
+	"time"
+
+	"apconnect/host/client"
+	"apconnect/host/engine"
+	"apconnect/host/identity"
+	"apconnect/host/proto/adp"
+	"apconnect/host/room"
+	"apconnect/host/store"
+)
+
+// DefaultHistoryPage is the page size of history reads (hosts cap it at
+// 1000).
+const DefaultHistoryPage = 1000
+
+// lock keys: syncs of a room are serialized, and so are its writes, and
+// the signed submissions to one service.
+type syncKey int64
+type writeKey int64
+type submitKey string
+
+// syncOptions tune syncRoom.
+type syncOptions struct {
+	// resource reads the room resource first (the host's latest seq).
+	resource bool
+	// resync may clear a verification failure mark: the records are read
+	// again from the last verified one, and a clean pass clears the mark.
+	resync bool
+	// background is a round of a catch-up continuation.
+	background bool
+}
+
+// syncRoom brings a room up to date with its host: optionally the room
+// resource, then history pages after the verified position (ADP 16.3), each
+// page verified and applied in one transaction. It returns the verification
+// failure when a record failed (the room is then marked and nothing after it
+// is applied), or an error when the host could not be read.
+func (c *Module) syncRoom(ctx context.Context, h *hostState, key int64, roomID string, opt syncOptions) (*room.Failure, error) {
+	mu := c.locks.Get(syncKey(key))
+	if err := mu.Lock(ctx); err != nil {
+		return nil, err
+	}
+	defer mu.Unlock()
+	if opt.resource {
+		res, err := h.client.Room(ctx, roomID)
+		if err != nil {
+			return nil, engine.Wrap(err)
+		}
+		raw, _ := json.Marshal(res.Raw)
+		now := c.NowMS()
+		if err := c.Store.Write(ctx, func(tx *store.Tx) error { return tx.SetRemote(ctx, key, res.Seq, raw, now) }); err != nil {
+			return nil, engine.Wrap(err)
+		}
+	}
+	pos, err := c.Store.Read().Position(ctx, key)
+	if err != nil {
+		return nil, engine.Wrap(err)
+	}
+	if pos.Failed && !opt.resync {
+		return c.failureOf(ctx, key)
+	}
+	skip := c.catchUpSkip(pos)
+	if skip != nil {
+		defer c.restoreSkipped(context.WithoutCancel(ctx), key, skip)
+	}
+	// History pages are fetched and their signatures verified one page
+	// ahead of the page being applied.
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pages := make(chan fetchedPage, 1)
+	go c.fetchPages(pctx, h, roomID, pos.SyncedSeq, pages)
+	first := true
+	start, applied := time.Now(), 0
+	for pg := range pages {
+		if pg.err != nil {
+			if code := adp.ErrorCode(pg.err); code == adp.CodeInvalidRecord || code == adp.CodeChainBroken {
+				// The host served records that are malformed or do not hash
+				// to what they claim: a verification failure of the next
+				// record.
+				cur, err := c.Store.Read().Position(ctx, key)
+				if err != nil {
+					return nil, engine.Wrap(err)
+				}
+				c.catchUp.done(key)
+				return c.markFailed(ctx, key, cur, &room.Failure{Seq: cur.SyncedSeq + 1, Code: code,
+					Message: "the host served an invalid history page: " + pg.err.Error()})
+			}
+			return nil, engine.Wrap(pg.err)
+		}
+		if len(pg.prep.Records()) == 0 {
+			c.catchUp.done(key)
+			if first && pos.Failed && opt.resync {
+				// Nothing failing to read: the resync is clean.
+				if err := c.clearFailure(ctx, key, pos); err != nil {
+					return nil, err
+				}
+			}
+			return nil, nil
+		}
+		first = false
+		n, f, err := c.applyPrepared(ctx, h, key, pg.prep, opt.resync, skip)
+		if f != nil {
+			c.catchUp.done(key)
+		}
+		if err != nil || f != nil {
+			return f, err
+		}
+		applied += n
+		if applied >= c.opts.SyncRecordsPerCall || time.Since(start) >= c.opts.SyncTimePerCall {
+			// The bound of one call: return what is verified and go on in
+			// the background (the history may be long, or never end).
+			c.continueSync(h, key, roomID, opt.background)
+			return nil, nil
+		}
+	}
+	// The last page was full-length without a cursor, or the fetch ended:
+	// the host's end was reached.
+	if ctx.Err() == nil {
+		c.catchUp.done(key)
+	}
+	return nil, nil
+}
+
+// catchUps are the rooms whose bounded sync goes on in the background, at
+// most one continuation per room.
+type catchUps struct {
+	mu     sync.Mutex
+	rooms  map[int64]bool // room key → a continuation is running
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// active reports whether a room's sync is catching up.
+func (cu *catchUps) active(key int64) bool {
+	cu.mu.Lock()
+	defer cu.mu.Unlock()
+	return cu.rooms[key]
+}
+
+// done records that a room's sync reached the host's end.
+func (cu *catchUps) done(key int64) {
+	cu.mu.Lock()
+	defer cu.mu.Unlock()
+	delete(cu.rooms, key)
+}
+
+// stop ends every continuation and waits for them.
+func (cu *catchUps) stop() {
+	if cu.cancel != nil {
+		cu.cancel()
+	}
+	cu.wg.Wait()
+}
+
+// continueSync marks a room as catching up and, unless one runs already (or
+// the caller is one), starts a background continuation: bounded syncs one
+// after the other while the room is catching up, until a round fails or
+// the connector closes.
+func (c *Module) continueSync(h *hostState, key int64, roomID string, fromBackground bool) {
+	cu := &c.catchUp
+	cu.mu.Lock()
+	defer cu.mu.Unlock()
+	if cu.rooms == nil {
+		cu.rooms = map[int64]bool{}
+	}
+	running := cu.rooms[key]
+	cu.rooms[key] = true
+	if running || fromBackground || cu.ctx.Err() != nil {
+		return
+	}
+	cu.wg.Add(1)
+	go func() {
+		defer cu.wg.Done()
+		for cu.ctx.Err() == nil && cu.active(key) {
+			if _, err := c.syncRound(cu.ctx, h, key, roomID); err != nil {
+				c.Log.Debug("background catch-up stopped", "room", roomID, "err", err)
+				break
+			}
+		}
+		cu.done(key)
+		c.Notify()
+	}()
+}
+
+// syncRound is one bounded sync of a background continuation. It may not
+// start another continuation: it reports through catchUp instead.
+func (c *Module) syncRound(ctx context.Context, h *hostState, key int64, roomID string) (*room.Failure, error) {
+	return c.syncRoom(ctx, h, key, roomID, syncOptions{background: true})
+}
+
+// fetchedPage is one history page, prepared, or the error reading it.
+type fetchedPage struct {
+	recs []*adp.Record
+	prep *room.Prepared
+	err  error
+}
+
+// fetchPages reads history pages after after and sends them in order,
+// prepared (the signature checks on every core); it stops after the last
+// page (an empty page is sent when there was nothing at all), on an error
+// (sent) or when ctx ends. Reading, preparing and the caller's applying
+// are three stages: page n+2 is read while n+1 is prepared and n applied.
+func (c *Module) fetchPages(ctx context.Context, h *hostState, roomID string, after int64, out chan<- fetchedPage) {
+	defer close(out)
+	read := make(chan fetchedPage, 1)
+	go c.readPages(ctx, h, roomID, after, read)
+	for pg := range read {
+		if pg.err == nil {
+			pg.prep = h.proc.Prepare(pg.recs)
+		}
+		select {
+		case out <- pg:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// readPages is the reading stage of fetchPages.
+func (c *Module) readPages(ctx context.Context, h *hostState, roomID string, after int64, out chan<- fetchedPage) {
+	defer close(out)
+	sent := false
+	for {
+		page, err := h.client.Events(ctx, roomID, client.EventsQuery{AfterSeq: after, Limit: c.opts.HistoryPage})
+		if err != nil {
+			select {
+			case out <- fetchedPage{err: err}:
+			case <-ctx.Done():
+			}
+			return
+		}
+		if len(page.Items) == 0 && sent {
+			return
+		}
+		select {
+		case out <- fetchedPage{recs: page.Items}:
+		case <-ctx.Done():
+			return
+		}
+		sent = true
+		if len(page.Items) == 0 || len(page.Items) < c.opts.HistoryPage && page.NextCursor == "" {
+			return
+		}
+		after = page.Items[len(page.Items)-1].Seq
+	}
+}
+
+// failureOf returns the failure mark of a room.
+func (c *Module) failureOf(ctx context.Context, key int64) (*room.Failure, error) {
+	row, err := c.Store.Read().Room(ctx, key)
+	if err != nil {
+		return nil, engine.Wrap(err)
+	}
+	if row.Failure == nil {
+		return nil, nil
+	}
+	return &room.Failure{Seq: row.Failure.Seq, Code: row.Failure.Code, Message: row.Failure.Message}, nil
+}
+
+// markFailed marks a room as failing verification at f.Seq.
+func (c *Module) markFailed(ctx context.Context, key int64, pos *store.RoomPosition, f *room.Failure) (*room.Failure, error) {
+	now := c.NowMS()
+	err := c.Store.Write(ctx, func(tx *store.Tx) error {
+		return tx.MarkFailed(ctx, key, store.Failure{Seq: f.Seq, Code: f.Code, Message: f.Message, At: now})
+	})
+	if err != nil {
+		return nil, engine.Wrap(err)
+	}
+	c.live.kick()
+	c.Log.Warn("history failed verification; room marked", "room", key, "seq", f.Seq, "code", f.Code)
+	return f, nil
+}
+
+func (c *Module) clearFailure(ctx context.Context, key int64, pos *store.RoomPosition) error {
+	err := c.Store.Write(ctx, func(tx *store.Tx) error {
+		_, err := tx.ApplyBatch(ctx, key, &store.Batch{ExpectSeq: pos.SyncedSeq, ExpectHash: pos.SyncedHash, Resync: true, Now: c.NowMS()})
+		return err
+	})
+	if errors.Is(err, store.ErrConflict) {
+		return nil
+	}
+	return engine.Wrap(err)
+}
+
+// applyRecords verifies records of a room against its current verified
+// state and applies those that pass, with everything they cause, in one
+// transaction. Records another process (or goroutine) applied meanwhile are
+// detected by the store's position check and the batch is verified again
+// from the new position, where they are skipped as duplicates. It returns
+// how many records were applied and the failure, if one record failed.
+func (c *Module) applyRecords(ctx context.Context, h *hostState, key int64, recs []*adp.Record, resync bool) (int, *room.Failure, error) {
+	return c.applyPrepared(ctx, h, key, h.proc.Prepare(recs), resync, nil)
+}
+
+// applyPrepared is applyRecords on a prepared batch, leaving the records a
+// catch-up would prune before it ends out of the store when skip is set.
+func (c *Module) applyPrepared(ctx context.Context, h *hostState, key int64, prep *room.Prepared, resync bool, skip *windowSkip) (int, *room.Failure, error) {
+	for attempt := 0; attempt < 8; attempt++ {
+		pos, err := c.Store.Read().Position(ctx, key)
+		if err != nil {
+			return 0, nil, engine.Wrap(err)
+		}
+		if pos.Failed && !resync {
+			f, err := c.failureOf(ctx, key)
+			return 0, f, err
+		}
+		row, err := c.Store.Read().Room(ctx, key)
+		if err != nil {
+			return 0, nil, engine.Wrap(err)
+		}
+		st, err := c.loadStateRow(ctx, row)
+		if err != nil {
+			return 0, nil, engine.Wrap(err)
+		}
+		res := h.proc.ProcessPrepared(st, prep, room.Options{Known: func(seq int64) (string, bool) {
+			if hash, ok := skip.hash(seq); ok {
+				return hash, true
+			}
+			hash, ok, _ := c.Store.Read().RecordHash(ctx, key, seq)
+			return hash, ok
+		}})
+		if len(res.Applied) == 0 && res.Failure == nil {
+			return 0, nil, nil
+		}
+		now := c.NowMS()
+		batch, err := c.buildBatch(ctx, h, row, res, resync, now)
+		if err != nil {
+			return 0, nil, engine.Wrap(err)
+		}
+		if skip != nil {
+			batch.SkipThrough = skip.through
+		}
+		var inserted []string
+		err = c.Store.Write(ctx, func(tx *store.Tx) error {
+			br, err := tx.ApplyBatch(ctx, key, batch)
+			if err != nil {
+				return err
+			}
+			inserted = br.Inserted
+			return c.afterApply(ctx, tx, key, res.Applied, now)
+		})
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if errors.Is(err, store.ErrRoomFailed) {
+			f, err := c.failureOf(ctx, key)
+			return 0, f, err
+		}
+		if err != nil {
+			return 0, nil, engine.Wrap(err)
+		}
+		skip.keep(batch)
+		if batch.State != nil {
+			c.cache.put(key, batch.State.SyncedSeq, batch.State.SyncedHash, res.State)
+			if batch.State.SelfState != row.SelfState {
+				c.live.kick()
+			}
+		}
+		if res.Failure != nil {
+			c.Log.Warn("record failed verification; room marked", "host", h.origin, "room", row.RoomID,
+				"seq", res.Failure.Seq, "code", res.Failure.Code, "reason", res.Failure.Message)
+		}
+		if len(inserted) > 0 || len(res.Applied) > 0 {
+			c.Notify()
+		}
+		return len(res.Applied), res.Failure, nil
+	}
+	return 0, nil, &engine.Error{Code: engine.CodeInternal, Message: "room kept moving while records were verified; try again"}
+}
+
+// buildBatch turns a Process result into a store batch.
+func (c *Module) buildBatch(ctx context.Context, h *hostState, row *store.Room, res *room.Result, resync bool, now int64) (*store.Batch, error) {
+	b := &store.Batch{ExpectSeq: row.SyncedSeq, ExpectHash: row.SyncedHash, Resync: resync, Now: now}
+	var inbox []room.InboxItem
+	for _, a := range res.Applied {
+		recJSON := a.RecordJSON
+		if recJSON == nil {
+			var err error
+			if recJSON, err = json.Marshal(a.Record); err != nil {
+				return nil, err
+			}
+		}
+		itemJSON, err := json.Marshal(a.Item)
+		if err != nil {
+			return nil, err
+		}
+		b.Events = append(b.Events, store.Event{Seq: a.Record.Seq, Hash: a.Record.Hash, EventID: a.Record.EnvelopeHash(),
+			Type: a.Record.Type(), Actor: a.Record.Actor(), HeadSeq: a.Head.Seq, HeadHash: a.Head.Hash, Record: recJSON, Item: itemJSON})
+		inbox = append(inbox, a.Inbox...)
+	}
+	if res.State.Room != nil && len(res.Applied) > 0 {
+		inbox = append(inbox, c.watch(ctx, h, res.State.Room, res.Applied)...)
+		inbox = append(inbox, c.watchedItems(ctx, h.origin, row.Key, res.Applied)...)
+	}
+	for _, it := range inbox {
+		itemJSON, err := json.Marshal(it)
+		if err != nil {
+			return nil, err
+		}
+		var seq int64
+		if it.Seq != nil {
+			seq = *it.Seq
+		}
+		var ev string
+		if it.EventID != nil {
+			ev = *it.EventID
+		}
+		b.Inbox = append(b.Inbox, store.InboxEntry{ID: it.ID, Kind: it.Kind, Seq: seq, EventID: ev,
+			Priority: room.PriorityRank(it.Priority), CreatedAt: it.CreatedAt, Item: itemJSON})
+	}
+	if len(res.Applied) > 0 {
+		r := res.State.Room
+		snap, err := json.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		var turn []byte
+		if res.State.ActiveTurn != nil {
+			if turn, err = json.Marshal(res.State.ActiveTurn); err != nil {
+				return nil, err
+			}
+		}
+		selfState, selfRole, creator := room.SelfState(r, c.Self)
+		l := store.Listing{StartTime: r.StartTime, EndTime: r.EndTime, SelfRole: selfRole, SelfState: selfState, IsCreator: creator}
+		if r.Closed != nil {
+			l.Closed = string(r.Closed.Status)
+		}
+		b.State = &store.RoomState{Snapshot: snap, HeadSeq: r.Head.Seq, HeadHash: r.Head.Hash, SyncedSeq: r.Last.Seq,
+			SyncedHash: r.Last.Hash, ActiveTurn: turn, Listing: l}
+	}
+	if f := res.Failure; f != nil {
+		b.Failure = &store.Failure{Seq: f.Seq, Code: f.Code, Message: f.Message, At: now}
+	}
+	return b, nil
+}
+
+// afterApply makes the local changes applied records cause beyond the
+// batch: cached statuses of departed members are dropped, and join requests
+// reviewed by a record take the decision (their room.join.requested items
+// are resolved).
+func (c *Module) afterApply(ctx context.Context, tx *store.Tx, key int64, applied []room.Applied, now int64) error {
+	for _, a := range applied {
+		rec := a.Record
+		if rec.IsRedacted() {
+			continue
+		}
+		ev := &rec.Envelope.Event
+		p, _ := ev.Payload.(map[string]any)
+		switch ev.Type {
+		case adp.TypeRoomLeave:
+			if err := tx.DeleteStatus(ctx, key, ev.Actor); err != nil {
+				return err
+			}
+		case adp.TypeMemberRemove:
+			if m, _ := p["member"].(string); m != "" {
+				if err := tx.DeleteStatus(ctx, key, m); err != nil {
+					return err
+				}
+			}
+		case adp.TypeJoinReview:
+			req, err := identity.EnvelopeFromValue(p["request"], "")
+			if err != nil {
+				continue
+			}
+			status := string(adp.JoinRejected)
+			if d, _ := p["decision"].(string); d == "approve" {
+				status = string(adp.JoinApproved)
+			}
+			if j, err := tx.JoinRequest(ctx, key, req.Hash); err == nil {
+				j.Status, j.UpdatedAt = status, now
+				if err := tx.PutJoinRequest(ctx, j); err != nil {
+					return err
+				}
+			}
+			if err := tx.ResolveEvent(ctx, key, room.KindJoinRequested, req.Hash); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// maxSkipWindow is the largest record window for which a catch-up leaves
+// records out of the store (windowSkip keeps up to a window of them in
+// memory).
+const maxSkipWindow = 5000
+
+// windowSkip is what a catch-up leaves out of the store: when the host's
+// latest seq is more than a window past the verified position, the records
+// at or below latest-window would be stored only to be pruned before the
+// sync ends, so they are verified and applied (inbox items, state) but not
+// stored. The newest window of them stays in memory: their hashes answer
+// the fork and anchor lookups the store would have answered, and when the
+// sync ends early (a verification failure, an error, the per-call bound)
+// those still inside the window are stored after all (restoreSkipped).
+type windowSkip struct {
+	through int64 // records at or below are not stored
+	window  int64
+	synced  int64            // the last position applied
+	events  []store.Event    // the newest skipped records, ascending, at most window
+	hashes  map[int64]string // seq → record hash of events
+}
+
+// catchUpSkip returns the skip of a sync from pos, or nil when every record
+// is to be stored: the host is not a window ahead, the window is large, or
+// plugins watch records (a watch may read earlier records from the store).
+func (c *Module) catchUpSkip(pos *store.RoomPosition) *windowSkip {
+	window := c.Store.Window()
+	through := pos.RemoteSeq - window
+	if through <= pos.SyncedSeq || window > maxSkipWindow || len(c.watchers) > 0 {
+		return nil
+	}
+	return &windowSkip{through: through, window: window, synced: pos.SyncedSeq, hashes: map[int64]string{}}
+}
+
+// hash returns the hash of a skipped record still held.
+func (w *windowSkip) hash(seq int64) (string, bool) {
+	if w == nil {
+		return "", false
+	}
+	h, ok := w.hashes[seq]
+	return h, ok
+}
+
+// keep records a stored batch: its skipped events, the newest window of
+// them.
+func (w *windowSkip) keep(b *store.Batch) {
+	if w == nil {
+		return
+	}
+	if b.State != nil {
+		w.synced = b.State.SyncedSeq
+	}
+	for _, e := range b.Events {
+		if e.Seq <= w.through {
+			w.events = append(w.events, e)
+			w.hashes[e.Seq] = e.Hash
+		}
+	}
+	if over := len(w.events) - int(w.window); over > 0 {
+		for _, e := range w.events[:over] {
+			delete(w.hashes, e.Seq)
+		}
+		n := copy(w.events, w.events[over:])
+		clear(w.events[n:])
+		w.events = w.events[:n]
+	}
+}
+
+// restoreSkipped stores the skipped records that are inside the window of
+// the position the sync ended at: none when it went a window past them (the
+// usual end of a catch-up).
+func (c *Module) restoreSkipped(ctx context.Context, key int64, w *windowSkip) {
+	if len(w.events) == 0 || w.synced >= w.events[len(w.events)-1].Seq+w.window {
+		return
+	}
+	var n int
+	err := c.Store.Write(ctx, func(tx *store.Tx) error {
+		var err error
+		n, err = tx.RestoreWindow(ctx, key, w.events)
+		return err
+	})
+	if err != nil {
+		c.Log.Warn("catch-up ended early; the records it left out of the window could not be stored", "room", key, "err", err)
+		return
+	}
+	c.Log.Debug("catch-up ended early; records put back into the window", "room", key, "records", n, "synced", w.synced)
+}
