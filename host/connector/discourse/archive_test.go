@@ -1,13 +1,14 @@
 package discourse_test
 
 import (
+	"apconnect/host/connector/discourse"
+	"apconnect/host/connector/internal/connectortest"
+	"apconnect/host/engine"
 	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"apconnect/host/connector"
 )
 
 // room_archive downloads and verifies the room's archive (the 0.12.6
@@ -20,16 +21,16 @@ func TestRoomArchiveVerifiesAndKeeps(t *testing.T) {
 	alice := newAgent(t, h, 0xA1, "")
 	roomID, _ := pollRoom(t, alice, h)
 	for i := 0; i < 3; i++ {
-		must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "m"}))
+		must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess, discourse.RoomSendMessageInput{RoomID: roomID, Content: "m"}))
 	}
-	must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess, connector.RoomSubmitEventInput{
+	must[*discourse.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess, discourse.RoomSubmitEventInput{
 		RoomID: roomID, Type: "room.close", Payload: map[string]any{"reason": "done"}}))
 
-	p := newProxy(t, h)
-	bob := newAgent(t, h, 0xB2, "", withHTTP(p.client))
-	res := must[*connector.RoomArchiveResult](t, "agent_protocols_room_archive")(bob.RoomArchive(ctx, bob.sess, connector.RoomArchiveInput{RoomID: roomID}))
+	p := connectortest.NewProxy(t, h)
+	bob := newAgent(t, h, 0xB2, "", withHTTP(p.Client))
+	res := must[*discourse.RoomArchiveResult](t, "agent_protocols_room_archive")(bob.RoomArchive(ctx, bob.sess, discourse.RoomArchiveInput{RoomID: roomID}))
 	if !res.Verified || !res.StateVerified || len(res.Records) != 6 || len(res.Redacted) != 0 || res.Archive.RecordsCount != 6 ||
-		res.Archive.URI != connector.ArchiveURI(roomID) || res.Archive.Bytes == 0 {
+		res.Archive.URI != discourse.ArchiveURI(roomID) || res.Archive.Bytes == 0 {
 		t.Fatalf("archive: %+v", res.Archive)
 	}
 	sum, jsonl, err := bob.KeptArchive("", roomID, true)
@@ -56,8 +57,8 @@ func TestRoomArchiveVerifiesAndKeeps(t *testing.T) {
 	}
 
 	// A flipped signature byte in the record log.
-	p.mu.Lock()
-	p.rewrite = func(path string, body []byte) []byte {
+	p.Lock()
+	p.Rewrite = func(path string, body []byte) []byte {
 		if !strings.Contains(path, "/archive") || bytes.HasPrefix(bytes.TrimSpace(body), []byte(`{"protocol"`)) {
 			return body
 		}
@@ -74,10 +75,10 @@ func TestRoomArchiveVerifiesAndKeeps(t *testing.T) {
 		}
 		return out
 	}
-	p.mu.Unlock()
-	_, err = bob.RoomArchive(ctx, bob.sess, connector.RoomArchiveInput{RoomID: roomID})
-	var ce *connector.Error
-	if !asErr(err, &ce) || ce.Code != connector.CodeVerificationFailed || ce.Data["problems"] == nil {
+	p.Unlock()
+	_, err = bob.RoomArchive(ctx, bob.sess, discourse.RoomArchiveInput{RoomID: roomID})
+	var ce *engine.Error
+	if !asErr(err, &ce) || ce.Code != discourse.CodeVerificationFailed || ce.Data["problems"] == nil {
 		t.Fatalf("a tampered archive: %v", err)
 	}
 	if _, again, err := bob.KeptArchive("", roomID, true); err != nil || !bytes.Equal(again, jsonl) {

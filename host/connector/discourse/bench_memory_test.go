@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/connector"
+	"apconnect/host/connector/discourse"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/proto/adp"
 )
@@ -109,8 +109,8 @@ func BenchmarkMemoryAfterSync(b *testing.B) {
 	defer c.Close()
 	start = time.Now()
 	parallelDo(rooms, 8, func(_, i int) {
-		res, err := c.RoomJoin(ctx, "bench", connector.RoomJoinInput{Host: h.origin, RoomID: ids[i], Role: "speaker"})
-		if err != nil || res.Status != connector.JoinJoined {
+		res, err := c.Discourse().RoomJoin(ctx, "bench", discourse.RoomJoinInput{Host: h.origin, RoomID: ids[i], Role: "speaker"})
+		if err != nil || res.Status != discourse.JoinJoined {
 			b.Errorf("join %s: %v %+v", ids[i], err, res)
 		}
 	})
@@ -121,13 +121,13 @@ func BenchmarkMemoryAfterSync(b *testing.B) {
 	c.Start(ctx)
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		if s, p := c.Following(); s+p == rooms {
+		if s, p := c.Discourse().Following(); s+p == rooms {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	time.Sleep(2 * time.Second)
-	streams, polled := c.Following()
+	streams, polled := c.Discourse().Following()
 	runtime.GC()
 	debug.FreeOSMemory()
 	var ms runtime.MemStats

@@ -10,6 +10,7 @@ import (
 
 	"apconnect/host/config"
 	"apconnect/host/connector"
+	"apconnect/host/connector/discourse"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/plugin"
 	"apconnect/host/plugin/plugintest"
@@ -137,7 +138,7 @@ func BenchmarkCatchUpSyncPlugins(b *testing.B) {
 			b.Fatalf("plugins refused: %+v", set.Failures())
 		}
 		start := time.Now()
-		res, err := a.RoomOpen(ctx, "bench", connector.RoomOpenInput{Host: h.Origin(), RoomID: roomID})
+		res, err := a.RoomOpen(ctx, "bench", discourse.RoomOpenInput{Host: h.Origin(), RoomID: roomID})
 		d := time.Since(start)
 		if err != nil || res.Sync.SyncedSeq != records {
 			b.Fatalf("sync: %v %+v", err, res)
@@ -148,7 +149,7 @@ func BenchmarkCatchUpSyncPlugins(b *testing.B) {
 					b.Fatalf("plugin %s failed: %s", hl.Name, hl.LastError)
 				}
 			}
-			row, err := a.Store().Read().RoomAt(ctx, h.Origin(), roomID)
+			row, err := a.Store.Read().RoomAt(ctx, h.Origin(), roomID)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"apconnect/host/config"
 	"apconnect/host/connector"
+	"apconnect/host/connector/discourse"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/room"
 	"apconnect/host/room/roomtest"
@@ -131,7 +132,7 @@ func BenchmarkLocalReads(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				roomID := fmt.Sprintf("room%06d", rng.IntN(rooms))
 				t0 := time.Now()
-				res, err := c.RoomTimeline(ctx, connector.SessionID(fmt.Sprintf("s%d", i%8)), connector.RoomTimelineInput{RoomID: roomID, UnreadOnly: true, Limit: 50})
+				res, err := c.Discourse().RoomTimeline(ctx, discourse.SessionID(fmt.Sprintf("s%d", i%8)), discourse.RoomTimelineInput{RoomID: roomID, UnreadOnly: true, Limit: 50})
 				lat = append(lat, time.Since(t0))
 				if err != nil || len(res.Items) != 50 {
 					b.Fatalf("timeline: %v", err)

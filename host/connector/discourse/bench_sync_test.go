@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/connector"
+	"apconnect/host/connector/discourse"
 	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"
@@ -69,7 +69,7 @@ func BenchmarkCatchUpSync(b *testing.B) {
 		b.StartTimer()
 		n++
 		hub0, self0, start := h.cpu(b), selfCPU(), time.Now()
-		res, err := a.RoomOpen(ctx, "bench", connector.RoomOpenInput{Host: h.origin, RoomID: roomID})
+		res, err := a.Discourse().RoomOpen(ctx, "bench", discourse.RoomOpenInput{Host: h.origin, RoomID: roomID})
 		wall += time.Since(start)
 		hubCPU, syncCPU = hubCPU+h.cpu(b)-hub0, syncCPU+selfCPU()-self0
 		if err != nil || res.Sync.SyncedSeq != records {
@@ -103,9 +103,9 @@ func BenchmarkSendMessage(b *testing.B) {
 	var lat latencies
 	for b.Loop() {
 		t0 := time.Now()
-		res, err := a.RoomSendMessage(ctx, a.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "benchmark message"})
+		res, err := a.RoomSendMessage(ctx, a.sess, discourse.RoomSendMessageInput{RoomID: roomID, Content: "benchmark message"})
 		lat = append(lat, time.Since(t0))
-		if err != nil || res.Status != connector.StatusSent {
+		if err != nil || res.Status != discourse.StatusSent {
 			b.Fatalf("send: %v %+v", err, res)
 		}
 	}

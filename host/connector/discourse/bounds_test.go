@@ -20,6 +20,9 @@ import (
 	"apconnect/host/client"
 	"apconnect/host/config"
 	"apconnect/host/connector"
+	"apconnect/host/connector/discourse"
+	"apconnect/host/connector/internal/connectortest"
+	"apconnect/host/engine"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"
 	"apconnect/host/proto/adp"
@@ -165,7 +168,7 @@ func TestEndlessHistoryIsBoundedPerCall(t *testing.T) {
 			c := e.agentFor(t, tc.opts)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			open, err := c.RoomOpen(ctx, "s", connector.RoomOpenInput{Host: e.srv.URL, RoomID: e.roomID})
+			open, err := c.Discourse().RoomOpen(ctx, "s", discourse.RoomOpenInput{Host: e.srv.URL, RoomID: e.roomID})
 			if err != nil {
 				t.Fatalf("room_open did not return within its bound: %v", err)
 			}
@@ -178,7 +181,7 @@ func TestEndlessHistoryIsBoundedPerCall(t *testing.T) {
 			}
 			// It goes on in the background.
 			eventually(t, 20*time.Second, "background catch-up", func() bool {
-				st, err := c.RoomState(ctx, "s", connector.RoomStateInput{RoomID: e.roomID})
+				st, err := c.Discourse().RoomState(ctx, "s", discourse.RoomStateInput{RoomID: e.roomID})
 				return err == nil && st.Sync.SyncedSeq > s.SyncedSeq+100 && st.Sync.CatchingUp
 			})
 			// Close stops it (and returns).
@@ -234,15 +237,15 @@ func TestSlowHostDoesNotStallOtherWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Hosts = append(cfg.Hosts, config.Host{URL: fastHub.Origin(), Label: "fast", CAFile: fastHub.CAFile()})
-	p := newProxy(t, slowHub)
+	p := connectortest.NewProxy(t, slowHub)
 	g := newGate()
-	p.mu.Lock()
-	p.beforePost = g.hold
-	p.mu.Unlock()
+	p.Lock()
+	p.BeforePost = g.hold
+	p.Unlock()
 	c, err := connector.New(ctx, connector.Options{Config: cfg, Signer: alice.sig, WriteLimits: &adp.Limits{},
 		HTTPClient: func(origin string, roots *x509.CertPool) (*http.Client, error) {
 			if origin == slowHub.Origin() {
-				return p.client(origin, roots)
+				return p.Client(origin, roots)
 			}
 			return client.NewHTTPClient(roots, 0), nil
 		}})
@@ -251,13 +254,13 @@ func TestSlowHostDoesNotStallOtherWrites(t *testing.T) {
 	}
 	t.Cleanup(func() { c.Close() })
 	now := time.Now().UnixMilli()
-	fast := must[*connector.RoomCreateResult](t, "agent_protocols_room_create")(c.RoomCreate(ctx, "s", connector.RoomCreateInput{
+	fast := must[*discourse.RoomCreateResult](t, "agent_protocols_room_create")(c.Discourse().RoomCreate(ctx, "s", discourse.RoomCreateInput{
 		Host: fastHub.Origin(), Topic: "Fast", Visibility: "public", StartTime: now - 1000, EndTime: now + 3600_000}))
-	must[*connector.RoomOpenResult](t, "agent_protocols_room_open")(c.RoomOpen(ctx, "s", connector.RoomOpenInput{Host: slowHub.Origin(), RoomID: slowRoom}))
+	must[*discourse.RoomOpenResult](t, "agent_protocols_room_open")(c.Discourse().RoomOpen(ctx, "s", discourse.RoomOpenInput{Host: slowHub.Origin(), RoomID: slowRoom}))
 
 	slowDone := make(chan error, 1)
 	go func() {
-		_, err := c.RoomSendMessage(ctx, "s", connector.RoomSendMessageInput{RoomID: slowRoom, Content: "to the slow host"})
+		_, err := c.Discourse().RoomSendMessage(ctx, "s", discourse.RoomSendMessageInput{RoomID: slowRoom, Content: "to the slow host"})
 		slowDone <- err
 	}()
 	<-g.entered // the slow host holds that write's POST
@@ -265,8 +268,8 @@ func TestSlowHostDoesNotStallOtherWrites(t *testing.T) {
 	// host forever; the deadline only turns that into a failure.)
 	fctx, fcancel := context.WithTimeout(ctx, 20*time.Second)
 	defer fcancel()
-	res, err := c.RoomSendMessage(fctx, "s", connector.RoomSendMessageInput{RoomID: fast.Room.RoomID, Content: "to the fast host"})
-	if err != nil || res.Status != connector.StatusSent {
+	res, err := c.Discourse().RoomSendMessage(fctx, "s", discourse.RoomSendMessageInput{RoomID: fast.Room.RoomID, Content: "to the fast host"})
+	if err != nil || res.Status != discourse.StatusSent {
 		t.Fatalf("the write to the fast host: %v %+v", err, res)
 	}
 	select {
@@ -278,7 +281,7 @@ func TestSlowHostDoesNotStallOtherWrites(t *testing.T) {
 	wctx, cancel := context.WithCancel(ctx)
 	waited := make(chan error, 1)
 	go func() {
-		_, err := c.RoomSendMessage(wctx, "s", connector.RoomSendMessageInput{RoomID: slowRoom, Content: "behind the first"})
+		_, err := c.Discourse().RoomSendMessage(wctx, "s", discourse.RoomSendMessageInput{RoomID: slowRoom, Content: "behind the first"})
 		waited <- err
 	}()
 	cancel()
@@ -302,27 +305,27 @@ func TestSlowHostDoesNotStallOtherWrites(t *testing.T) {
 func TestCancelledSubmissionReleasesItsOutboxEntry(t *testing.T) {
 	t.Parallel()
 	h := startHub(t)
-	p := newProxy(t, h)
-	alice := newAgent(t, h, 0xA1, "", withHTTP(p.client))
+	p := connectortest.NewProxy(t, h)
+	alice := newAgent(t, h, 0xA1, "", withHTTP(p.Client))
 	roomID := createRoom(t, alice, h, "public", nil)
 	g := newGate()
-	p.mu.Lock()
-	p.beforePost = g.hold
-	p.mu.Unlock()
+	p.Lock()
+	p.BeforePost = g.hold
+	p.Unlock()
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		_, err := alice.RoomSendMessage(wctx, alice.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "cancelled"})
+		_, err := alice.RoomSendMessage(wctx, alice.sess, discourse.RoomSendMessageInput{RoomID: roomID, Content: "cancelled"})
 		done <- err
 	}()
 	<-g.entered
 	cancel()
 	err := <-done
 	close(g.release)
-	if code(err) != connector.CodeSubmissionPending {
+	if code(err) != engine.CodeSubmissionPending {
 		t.Fatalf("want submission_pending, got %v", err)
 	}
-	pending, err2 := alice.Store().Read().OutboxEntries(ctx, store.OutboxPending)
+	pending, err2 := alice.Store.Read().OutboxEntries(ctx, store.OutboxPending)
 	if err2 != nil {
 		t.Fatal(err2)
 	}

@@ -6,7 +6,8 @@ import (
 	"net/http"
 	"testing"
 
-	"apconnect/host/connector"
+	"apconnect/host/connector/discourse"
+	"apconnect/host/engine"
 	"apconnect/host/hub/hubtest"
 )
 
@@ -37,10 +38,10 @@ func pair(t *testing.T) (*hubtest.Hub, *agent, *agent, string) {
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	bob := newAgent(t, h, 0xB0, "")
-	roomID := createRoom(t, alice, h, "public", func(in *connector.RoomCreateInput) {
+	roomID := createRoom(t, alice, h, "public", func(in *discourse.RoomCreateInput) {
 		in.Types = []map[string]any{{"use": "adp:reactions/1.0"}}
 	})
-	must[*connector.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, connector.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
+	must[*discourse.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, discourse.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
 	return h, alice, bob, roomID
 }
 
@@ -50,21 +51,21 @@ func pair(t *testing.T) (*hubtest.Hub, *agent, *agent, string) {
 // TestConcurrentMessagesAreSent.)
 func race(t *testing.T, alice, bob *agent, roomID string, n int) {
 	t.Helper()
-	must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(bob.RoomTimeline(ctx, bob.sess, connector.RoomTimelineInput{RoomID: roomID, Refresh: true, UnreadOnly: true, MarkRead: true}))
+	must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(bob.RoomTimeline(ctx, bob.sess, discourse.RoomTimelineInput{RoomID: roomID, Refresh: true, UnreadOnly: true, MarkRead: true}))
 	for i := 0; i < n; i++ {
 		// alice writes on her latest head (send_anyway: she does not care).
-		res := must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess,
-			connector.RoomSubmitEventInput{RoomID: roomID, Type: "room.update", Payload: map[string]any{"agenda": fmt.Sprintf("agenda %d", i)}, OnHeadMismatch: "send_anyway"}))
-		if res.Status != connector.StatusSent || res.Sync.HeadSeq != res.Item.Seq {
+		res := must[*discourse.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess,
+			discourse.RoomSubmitEventInput{RoomID: roomID, Type: "room.update", Payload: map[string]any{"agenda": fmt.Sprintf("agenda %d", i)}, OnHeadMismatch: "send_anyway"}))
+		if res.Status != discourse.StatusSent || res.Sync.HeadSeq != res.Item.Seq {
 			t.Fatalf("alice's room.update: %s, head %d", res.Status, res.Sync.HeadSeq)
 		}
 	}
 }
 
-func heldMessage(t *testing.T, bob *agent, roomID, text string) *connector.WriteResult {
+func heldMessage(t *testing.T, bob *agent, roomID, text string) *discourse.WriteResult {
 	t.Helper()
-	res := must[*connector.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: text}))
-	if res.Status != connector.StatusHeld || res.Draft == nil || res.Reason != "room_head_mismatch" {
+	res := must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess, discourse.RoomSendMessageInput{RoomID: roomID, Content: text}))
+	if res.Status != discourse.StatusHeld || res.Draft == nil || res.Reason != "room_head_mismatch" {
 		t.Fatalf("want held, got %+v", res)
 	}
 	if len(res.Changes) == 0 || res.Changes[len(res.Changes)-1].Seq != res.Sync.HeadSeq || res.Sync.PresentedSeq != res.Sync.HeadSeq {
@@ -85,30 +86,30 @@ func TestHeldDraftActions(t *testing.T) {
 	// revise
 	race(t, alice, bob, roomID, 1)
 	held := heldMessage(t, bob, roomID, "first take")
-	list := must[*connector.DraftsListResult](t, "agent_protocols_drafts_list")(bob.DraftsList(ctx, bob.sess, connector.DraftsListInput{RoomID: roomID}))
+	list := must[*discourse.DraftsListResult](t, "agent_protocols_drafts_list")(bob.DraftsList(ctx, bob.sess, discourse.DraftsListInput{RoomID: roomID}))
 	if len(list.Drafts) != 1 || list.Drafts[0].ID != held.Draft.ID {
 		t.Fatalf("drafts %+v", list)
 	}
-	got := must[*connector.DraftGetResult](t, "agent_protocols_draft_get")(bob.DraftGet(ctx, bob.sess, connector.DraftGetInput{DraftID: held.Draft.ID}))
+	got := must[*discourse.DraftGetResult](t, "agent_protocols_draft_get")(bob.DraftGet(ctx, bob.sess, discourse.DraftGetInput{DraftID: held.Draft.ID}))
 	// Everything after the base: bob's own join (a signal record, which did
 	// not move the head he saw) and alice's room.update.
 	if len(got.Changes) != 2 || got.Changes[1].Type != "room.update" {
 		t.Fatalf("changes %+v", got.Changes)
 	}
 	revised := "revised take"
-	res := must[*connector.WriteResult](t, "agent_protocols_draft_commit")(bob.DraftCommit(ctx, bob.sess, connector.DraftCommitInput{DraftID: held.Draft.ID, Action: "revise", Content: &revised}))
-	if res.Status != connector.StatusSent || res.Item.Content != revised {
+	res := must[*discourse.WriteResult](t, "agent_protocols_draft_commit")(bob.DraftCommit(ctx, bob.sess, discourse.DraftCommitInput{DraftID: held.Draft.ID, Action: "revise", Content: &revised}))
+	if res.Status != discourse.StatusSent || res.Item.Content != revised {
 		t.Fatalf("revise %+v", res)
 	}
-	if l := must[*connector.DraftsListResult](t, "agent_protocols_drafts_list")(bob.DraftsList(ctx, bob.sess, connector.DraftsListInput{})); len(l.Drafts) != 0 {
+	if l := must[*discourse.DraftsListResult](t, "agent_protocols_drafts_list")(bob.DraftsList(ctx, bob.sess, discourse.DraftsListInput{})); len(l.Drafts) != 0 {
 		t.Fatalf("draft kept after send: %+v", l)
 	}
 
 	// send_as_is
 	race(t, alice, bob, roomID, 1)
 	held = heldMessage(t, bob, roomID, "as is")
-	res = must[*connector.WriteResult](t, "agent_protocols_draft_commit")(bob.DraftCommit(ctx, bob.sess, connector.DraftCommitInput{DraftID: held.Draft.ID, Action: "send_as_is"}))
-	if res.Status != connector.StatusSent || res.Item.Content != "as is" {
+	res = must[*discourse.WriteResult](t, "agent_protocols_draft_commit")(bob.DraftCommit(ctx, bob.sess, discourse.DraftCommitInput{DraftID: held.Draft.ID, Action: "send_as_is"}))
+	if res.Status != discourse.StatusSent || res.Item.Content != "as is" {
 		t.Fatalf("send_as_is %+v", res)
 	}
 
@@ -116,17 +117,17 @@ func TestHeldDraftActions(t *testing.T) {
 	race(t, alice, bob, roomID, 1)
 	held = heldMessage(t, bob, roomID, "never mind")
 	before, _ := hubRoom(t, h, roomID)
-	res = must[*connector.WriteResult](t, "agent_protocols_draft_commit")(bob.DraftCommit(ctx, bob.sess, connector.DraftCommitInput{DraftID: held.Draft.ID, Action: "stay_silent"}))
-	if res.Status != connector.StatusDropped || res.DraftID != held.Draft.ID || *res.PendingCount != 0 {
+	res = must[*discourse.WriteResult](t, "agent_protocols_draft_commit")(bob.DraftCommit(ctx, bob.sess, discourse.DraftCommitInput{DraftID: held.Draft.ID, Action: "stay_silent"}))
+	if res.Status != discourse.StatusDropped || res.DraftID != held.Draft.ID || *res.PendingCount != 0 {
 		t.Fatalf("stay_silent %+v", res)
 	}
 	if after, _ := hubRoom(t, h, roomID); after != before {
 		t.Fatal("stay_silent sent something")
 	}
-	if _, err := bob.DraftGet(ctx, bob.sess, connector.DraftGetInput{DraftID: held.Draft.ID}); code(err) != connector.CodeDraftNotFound {
+	if _, err := bob.DraftGet(ctx, bob.sess, discourse.DraftGetInput{DraftID: held.Draft.ID}); code(err) != discourse.CodeDraftNotFound {
 		t.Fatalf("dropped draft still there: %v", err)
 	}
-	if _, err := bob.DraftCommit(ctx, bob.sess, connector.DraftCommitInput{DraftID: held.Draft.ID, Action: "send_as_is"}); code(err) != connector.CodeDraftNotFound {
+	if _, err := bob.DraftCommit(ctx, bob.sess, discourse.DraftCommitInput{DraftID: held.Draft.ID, Action: "send_as_is"}); code(err) != discourse.CodeDraftNotFound {
 		t.Fatalf("commit of a dropped draft: %v", err)
 	}
 
@@ -134,10 +135,10 @@ func TestHeldDraftActions(t *testing.T) {
 	// re-signed on the latest head.
 	race(t, alice, bob, roomID, 1)
 	held = heldMessage(t, bob, roomID, "anyway")
-	race2 := must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess,
-		connector.RoomSubmitEventInput{RoomID: roomID, Type: "room.update", Payload: map[string]any{"agenda": "again"}, OnHeadMismatch: "send_anyway"}))
-	res = must[*connector.WriteResult](t, "agent_protocols_draft_commit")(bob.DraftCommit(ctx, bob.sess, connector.DraftCommitInput{DraftID: held.Draft.ID, Action: "send_anyway"}))
-	if res.Status != connector.StatusSent || res.Item.Content != "anyway" || res.Item.Seq != race2.Item.Seq+1 {
+	race2 := must[*discourse.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess,
+		discourse.RoomSubmitEventInput{RoomID: roomID, Type: "room.update", Payload: map[string]any{"agenda": "again"}, OnHeadMismatch: "send_anyway"}))
+	res = must[*discourse.WriteResult](t, "agent_protocols_draft_commit")(bob.DraftCommit(ctx, bob.sess, discourse.DraftCommitInput{DraftID: held.Draft.ID, Action: "send_anyway"}))
+	if res.Status != discourse.StatusSent || res.Item.Content != "anyway" || res.Item.Seq != race2.Item.Seq+1 {
 		t.Fatalf("send_anyway %+v", res)
 	}
 	// The agent never saw alice's last room.update, and a message never
@@ -153,33 +154,33 @@ func TestHeadMismatchPolicies(t *testing.T) {
 	t.Parallel()
 	h, alice, bob, roomID := pair(t)
 	race(t, alice, bob, roomID, 1)
-	res := must[*connector.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess,
-		connector.RoomSendMessageInput{RoomID: roomID, Content: "x", OnHeadMismatch: "reject"}))
-	if res.Status != connector.StatusRejected || res.Draft != nil || res.Changes[len(res.Changes)-1].Type != "room.update" {
+	res := must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess,
+		discourse.RoomSendMessageInput{RoomID: roomID, Content: "x", OnHeadMismatch: "reject"}))
+	if res.Status != discourse.StatusRejected || res.Draft != nil || res.Changes[len(res.Changes)-1].Type != "room.update" {
 		t.Fatalf("reject %+v", res)
 	}
 	race(t, alice, bob, roomID, 1)
-	res = must[*connector.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess,
-		connector.RoomSendMessageInput{RoomID: roomID, Content: "forced", OnHeadMismatch: "send_anyway"}))
-	if res.Status != connector.StatusSent {
+	res = must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess,
+		discourse.RoomSendMessageInput{RoomID: roomID, Content: "forced", OnHeadMismatch: "send_anyway"}))
+	if res.Status != discourse.StatusSent {
 		t.Fatalf("send_anyway %+v", res)
 	}
 	// Stale explicit base, detected locally: nothing signed.
-	st := must[*connector.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, connector.RoomStateInput{RoomID: roomID, Refresh: true}))
-	last, _ := bob.Store().Read().LastNonce(ctx)
+	st := must[*discourse.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, discourse.RoomStateInput{RoomID: roomID, Refresh: true}))
+	last, _ := bob.Store.Read().LastNonce(ctx)
 	seqBefore, _ := hubRoom(t, h, roomID)
 	base, hash := int64(1), st.Sync.HeadHash
-	if _, err := bob.RoomSendMessage(ctx, bob.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "stale", BaseSeq: &base}); code(err) != connector.CodeInvalidInput {
+	if _, err := bob.RoomSendMessage(ctx, bob.sess, discourse.RoomSendMessageInput{RoomID: roomID, Content: "stale", BaseSeq: &base}); code(err) != engine.CodeInvalidInput {
 		t.Fatalf("half a base accepted: %v", err)
 	}
 	first := bob.firstHash(t, roomID)
-	res = must[*connector.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess,
-		connector.RoomSendMessageInput{RoomID: roomID, Content: "stale", BaseSeq: &base, BaseHash: &first}))
+	res = must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess,
+		discourse.RoomSendMessageInput{RoomID: roomID, Content: "stale", BaseSeq: &base, BaseHash: &first}))
 	_ = hash
-	if res.Status != connector.StatusHeld {
+	if res.Status != discourse.StatusHeld {
 		t.Fatalf("stale base not held: %+v", res)
 	}
-	if now, _ := bob.Store().Read().LastNonce(ctx); now != last {
+	if now, _ := bob.Store.Read().LastNonce(ctx); now != last {
 		t.Fatalf("a held write used a nonce: %d -> %d", last, now)
 	}
 	if after, _ := hubRoom(t, h, roomID); after != seqBefore {
@@ -190,7 +191,7 @@ func TestHeadMismatchPolicies(t *testing.T) {
 // firstHash returns the record hash of the room's genesis record.
 func (a *agent) firstHash(t *testing.T, roomID string) string {
 	t.Helper()
-	tl := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(a.RoomTimeline(ctx, "other-session", connector.RoomTimelineInput{RoomID: roomID, Limit: 1, IncludeRecords: true}))
+	tl := must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(a.RoomTimeline(ctx, "other-session", discourse.RoomTimelineInput{RoomID: roomID, Limit: 1, IncludeRecords: true}))
 	var rec struct {
 		Hash string `json:"hash"`
 	}
@@ -206,12 +207,12 @@ func TestSignalWritesNeverHeld(t *testing.T) {
 	t.Parallel()
 	_, alice, bob, roomID := pair(t)
 	race(t, alice, bob, roomID, 2)
-	target := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice.RoomTimeline(ctx, alice.sess, connector.RoomTimelineInput{RoomID: roomID, Refresh: true}))
+	target := must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice.RoomTimeline(ctx, alice.sess, discourse.RoomTimelineInput{RoomID: roomID, Refresh: true}))
 	ev := target.Items[len(target.Items)-1].EventID
 	// bob's presented head is two head-advancing records behind.
-	res := must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(bob.RoomSubmitEvent(ctx, bob.sess, connector.RoomSubmitEventInput{
+	res := must[*discourse.WriteResult](t, "agent_protocols_room_submit_event")(bob.RoomSubmitEvent(ctx, bob.sess, discourse.RoomSubmitEventInput{
 		RoomID: roomID, Type: "reaction.create", Payload: map[string]any{"event_id": ev, "reaction": "agree"}, OnHeadMismatch: "reject"}))
-	if res.Status != connector.StatusSent || res.Item.Kind != "signal" {
+	if res.Status != discourse.StatusSent || res.Item.Kind != "signal" {
 		t.Fatalf("signal write %+v", res)
 	}
 	// The reaction did not move the head.
@@ -221,32 +222,32 @@ func TestSignalWritesNeverHeld(t *testing.T) {
 	// A contract write on a stale presented head is held like a message
 	// (a local protection: a host would take it as an anchor): alice's
 	// other session moved the head, which this session has not read.
-	must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice.RoomTimeline(ctx, alice.sess, connector.RoomTimelineInput{RoomID: roomID, UnreadOnly: true}))
-	must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, "alice-other-session", connector.RoomSubmitEventInput{
+	must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice.RoomTimeline(ctx, alice.sess, discourse.RoomTimelineInput{RoomID: roomID, UnreadOnly: true}))
+	must[*discourse.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, "alice-other-session", discourse.RoomSubmitEventInput{
 		RoomID: roomID, Type: "room.update", Payload: map[string]any{"agenda": "moved elsewhere"}}))
-	upd := must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess, connector.RoomSubmitEventInput{
+	upd := must[*discourse.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess, discourse.RoomSubmitEventInput{
 		RoomID: roomID, Type: "room.update", Payload: map[string]any{"guidance": "Be brief"}}))
-	if upd.Status != connector.StatusHeld || upd.Draft.Kind != "event" || upd.Draft.Draft["type"] != "room.update" {
+	if upd.Status != discourse.StatusHeld || upd.Draft.Kind != "event" || upd.Draft.Draft["type"] != "room.update" {
 		t.Fatalf("contract write on a stale head: %+v", upd)
 	}
-	res = must[*connector.WriteResult](t, "agent_protocols_draft_commit")(alice.DraftCommit(ctx, alice.sess, connector.DraftCommitInput{DraftID: upd.Draft.ID, Action: "send_as_is"}))
-	if res.Status != connector.StatusSent || res.Item.Kind != "contract" || res.Sync.HeadSeq != res.Item.Seq {
+	res = must[*discourse.WriteResult](t, "agent_protocols_draft_commit")(alice.DraftCommit(ctx, alice.sess, discourse.DraftCommitInput{DraftID: upd.Draft.ID, Action: "send_as_is"}))
+	if res.Status != discourse.StatusSent || res.Item.Kind != "contract" || res.Sync.HeadSeq != res.Item.Seq {
 		t.Fatalf("contract write %+v", res)
 	}
 	// Leaving is a membership (signal) write: never held.
 	race(t, alice, bob, roomID, 1)
-	leave := must[*connector.RecordResult](t, "agent_protocols_room_leave")(bob.RoomLeave(ctx, bob.sess, connector.RoomLeaveInput{RoomID: roomID, Reason: "done"}))
+	leave := must[*discourse.RecordResult](t, "agent_protocols_room_leave")(bob.RoomLeave(ctx, bob.sess, discourse.RoomLeaveInput{RoomID: roomID, Reason: "done"}))
 	if leave.Sync.HeadSeq == 0 {
 		t.Fatalf("leave %+v", leave)
 	}
 	// A local check refuses a payload against the schema before signing.
-	last, _ := alice.Store().Read().LastNonce(ctx)
-	_, err := alice.RoomSubmitEvent(ctx, alice.sess, connector.RoomSubmitEventInput{RoomID: roomID, Type: "reaction.create", Payload: map[string]any{"reaction": 5}})
-	var ce *connector.Error
-	if code(err) != connector.CodeInvalidEvent || !asErr(err, &ce) || ce.Data["errors"] == nil {
+	last, _ := alice.Store.Read().LastNonce(ctx)
+	_, err := alice.RoomSubmitEvent(ctx, alice.sess, discourse.RoomSubmitEventInput{RoomID: roomID, Type: "reaction.create", Payload: map[string]any{"reaction": 5}})
+	var ce *engine.Error
+	if code(err) != engine.CodeInvalidEvent || !asErr(err, &ce) || ce.Data["errors"] == nil {
 		t.Fatalf("schema violation: %v", err)
 	}
-	if now, _ := alice.Store().Read().LastNonce(ctx); now != last {
+	if now, _ := alice.Store.Read().LastNonce(ctx); now != last {
 		t.Fatal("a refused write used a nonce")
 	}
 }
@@ -257,17 +258,17 @@ func TestSignalWritesNeverHeld(t *testing.T) {
 func TestConcurrentMessagesAreSent(t *testing.T) {
 	t.Parallel()
 	_, alice, bob, roomID := pair(t)
-	st := must[*connector.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, connector.RoomStateInput{RoomID: roomID, Refresh: true}))
+	st := must[*discourse.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, discourse.RoomStateInput{RoomID: roomID, Refresh: true}))
 	head := st.Sync.HeadSeq
 	for i := 0; i < 2; i++ {
-		must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess,
-			connector.RoomSendMessageInput{RoomID: roomID, Content: fmt.Sprintf("alice %d", i), OnHeadMismatch: "reject"}))
+		must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess,
+			discourse.RoomSendMessageInput{RoomID: roomID, Content: fmt.Sprintf("alice %d", i), OnHeadMismatch: "reject"}))
 	}
 	var seqs []int64
 	for _, text := range []string{"first", "second"} {
-		res := must[*connector.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess,
-			connector.RoomSendMessageInput{RoomID: roomID, Content: text, OnHeadMismatch: "reject"}))
-		if res.Status != connector.StatusSent {
+		res := must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess,
+			discourse.RoomSendMessageInput{RoomID: roomID, Content: text, OnHeadMismatch: "reject"}))
+		if res.Status != discourse.StatusSent {
 			t.Fatalf("%s: %+v", text, res)
 		}
 		var rec struct {
@@ -295,15 +296,15 @@ func TestConcurrentMessagesAreSent(t *testing.T) {
 func TestWriteOfANewlyDefinedType(t *testing.T) {
 	t.Parallel()
 	_, alice, bob, roomID := pair(t)
-	must[*connector.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, connector.RoomStateInput{RoomID: roomID, Refresh: true}))
-	must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess, connector.RoomSubmitEventInput{
+	must[*discourse.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, discourse.RoomStateInput{RoomID: roomID, Refresh: true}))
+	must[*discourse.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess, discourse.RoomSubmitEventInput{
 		RoomID: roomID, Type: "type.define", Payload: map[string]any{"type": "x.note", "kind": "signal", "title": "Note", "schema": map[string]any{"type": "object"}}}))
-	res := must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(bob.RoomSubmitEvent(ctx, bob.sess, connector.RoomSubmitEventInput{
+	res := must[*discourse.WriteResult](t, "agent_protocols_room_submit_event")(bob.RoomSubmitEvent(ctx, bob.sess, discourse.RoomSubmitEventInput{
 		RoomID: roomID, Type: "x.note", Payload: map[string]any{"n": 1}}))
-	if res.Status != connector.StatusSent || res.Item.Type != "x.note" {
+	if res.Status != discourse.StatusSent || res.Item.Type != "x.note" {
 		t.Fatalf("write of the new type: %+v", res)
 	}
-	if _, err := bob.RoomSubmitEvent(ctx, bob.sess, connector.RoomSubmitEventInput{RoomID: roomID, Type: "x.never", Payload: map[string]any{}}); code(err) != "type_not_defined" {
+	if _, err := bob.RoomSubmitEvent(ctx, bob.sess, discourse.RoomSubmitEventInput{RoomID: roomID, Type: "x.never", Payload: map[string]any{}}); code(err) != "type_not_defined" {
 		t.Fatalf("an undefined type: %v", err)
 	}
 }
@@ -314,9 +315,9 @@ func TestWriteOfANewlyDefinedType(t *testing.T) {
 func TestRoomOpenOfAKnownRoomSyncs(t *testing.T) {
 	t.Parallel()
 	h, alice, bob, roomID := pair(t)
-	first := must[*connector.RoomOpenResult](t, "agent_protocols_room_open")(bob.RoomOpen(ctx, bob.sess, connector.RoomOpenInput{Host: h.Origin(), RoomID: roomID}))
-	sent := must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "news"}))
-	again := must[*connector.RoomOpenResult](t, "agent_protocols_room_open")(bob.RoomOpen(ctx, bob.sess, connector.RoomOpenInput{Host: h.Origin(), RoomID: roomID}))
+	first := must[*discourse.RoomOpenResult](t, "agent_protocols_room_open")(bob.RoomOpen(ctx, bob.sess, discourse.RoomOpenInput{Host: h.Origin(), RoomID: roomID}))
+	sent := must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess, discourse.RoomSendMessageInput{RoomID: roomID, Content: "news"}))
+	again := must[*discourse.RoomOpenResult](t, "agent_protocols_room_open")(bob.RoomOpen(ctx, bob.sess, discourse.RoomOpenInput{Host: h.Origin(), RoomID: roomID}))
 	if again.Sync.SyncedSeq != sent.Item.Seq || again.Sync.SyncedSeq <= first.Sync.SyncedSeq {
 		t.Fatalf("room_open of a known room: synced %d, want %d", again.Sync.SyncedSeq, sent.Item.Seq)
 	}

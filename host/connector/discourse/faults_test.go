@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"apconnect/host/connector"
+	"apconnect/host/connector/discourse"
+	"apconnect/host/connector/internal/connectortest"
+	"apconnect/host/engine"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/store"
 )
@@ -43,32 +46,32 @@ func TestLiveStreamCutRecoversGap(t *testing.T) {
 	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
-	p := newProxy(t, h)
-	bob := newAgent(t, h, 0xB0, "", withHTTP(p.client))
+	p := connectortest.NewProxy(t, h)
+	bob := newAgent(t, h, 0xB0, "", withHTTP(p.Client))
 	roomID := createRoom(t, alice, h, "public", nil)
-	must[*connector.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, connector.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
-	p.cutLiveAfter.Store(1)
+	must[*discourse.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, discourse.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
+	p.CutLiveAfter.Store(1)
 	bob.Start(ctx)
 	eventually(t, 5*time.Second, "a live stream", func() bool { s, _ := bob.Following(); return s == 1 })
 	say := func(text string) {
-		must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess,
-			connector.RoomSendMessageInput{RoomID: roomID, Content: text, OnHeadMismatch: "send_anyway"}))
+		must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess,
+			discourse.RoomSendMessageInput{RoomID: roomID, Content: text, OnHeadMismatch: "send_anyway"}))
 	}
 	time.Sleep(200 * time.Millisecond) // let the stream subscribe
 	say("live one")                    // delivered, then the stream is cut
-	p.blockLive.Store(true)
+	p.BlockLive.Store(true)
 	for i := 0; i < 5; i++ {
 		say(fmt.Sprintf("while cut %d", i))
 	}
-	p.blockLive.Store(false)
-	p.cutLiveAfter.Store(0)
+	p.BlockLive.Store(false)
+	p.CutLiveAfter.Store(0)
 	say("after")
 	want, _ := hubRoom(t, h, roomID)
 	eventually(t, 20*time.Second, "recovery", func() bool {
-		pos, err := bob.Store().Read().Position(ctx, 1)
+		pos, err := bob.Store.Read().Position(ctx, 1)
 		return err == nil && pos.SyncedSeq == want
 	})
-	tl := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(bob.RoomTimeline(ctx, bob.sess, connector.RoomTimelineInput{RoomID: roomID, Limit: 200}))
+	tl := must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(bob.RoomTimeline(ctx, bob.sess, discourse.RoomTimelineInput{RoomID: roomID, Limit: 200}))
 	for i, it := range tl.Items {
 		if it.Seq != int64(i+1) {
 			t.Fatalf("gap: item %d has seq %d", i, it.Seq)
@@ -85,37 +88,37 @@ func TestLiveStreamCutRecoversGap(t *testing.T) {
 func TestCrashBetweenSigningAndResponse(t *testing.T) {
 	t.Parallel()
 	h := startHub(t)
-	p := newProxy(t, h)
+	p := connectortest.NewProxy(t, h)
 	home := t.TempDir()
-	alice := newAgent(t, h, 0xA1, home, withHTTP(p.client))
+	alice := newAgent(t, h, 0xA1, home, withHTTP(p.Client))
 	roomID := createRoom(t, alice, h, "public", nil)
-	p.dropPosts.Store(true)
-	_, err := alice.RoomSendMessage(ctx, alice.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "lost response"})
-	if code(err) != connector.CodeSubmissionPending {
+	p.DropPosts.Store(true)
+	_, err := alice.RoomSendMessage(ctx, alice.sess, discourse.RoomSendMessageInput{RoomID: roomID, Content: "lost response"})
+	if code(err) != engine.CodeSubmissionPending {
 		t.Fatalf("want submission_pending, got %v", err)
 	}
-	pending, _ := alice.Store().Read().OutboxEntries(ctx, store.OutboxPending)
+	pending, _ := alice.Store.Read().OutboxEntries(ctx, store.OutboxPending)
 	if len(pending) != 1 {
 		t.Fatalf("outbox %d entries", len(pending))
 	}
 	// The process dies while it still holds the entry's lease.
 	now := time.Now().UnixMilli()
-	if err := alice.Store().Write(ctx, func(tx *store.Tx) error {
+	if err := alice.Store.Write(ctx, func(tx *store.Tx) error {
 		return tx.TouchOutbox(ctx, pending[0].ID, now, now+60_000, "crashed")
 	}); err != nil {
 		t.Fatal(err)
 	}
-	lastNonce, _ := alice.Store().Read().LastNonce(ctx)
-	p.dropPosts.Store(false)
-	postsBefore := p.posts.Load()
+	lastNonce, _ := alice.Store.Read().LastNonce(ctx)
+	p.DropPosts.Store(false)
+	postsBefore := p.Posts.Load()
 	later := func() time.Time { return time.Now().Add(61 * time.Second) }
-	alice2 := alice.reopen(withHTTP(p.client), func(o *connector.Options) { o.Clock = later })
+	alice2 := alice.reopen(withHTTP(p.Client), func(o *connector.Options) { o.Clock = later })
 	alice2.Start(ctx)
 	eventually(t, 10*time.Second, "the outbox to drain", func() bool {
-		n, _ := alice2.Store().Read().PendingOutbox(ctx)
+		n, _ := alice2.Store.Read().PendingOutbox(ctx)
 		return n == 0
 	})
-	if got := p.posts.Load() - postsBefore; got != 1 {
+	if got := p.Posts.Load() - postsBefore; got != 1 {
 		t.Fatalf("resubmitted %d times", got)
 	}
 	count := 0
@@ -128,7 +131,7 @@ func TestCrashBetweenSigningAndResponse(t *testing.T) {
 	if count != 1 {
 		t.Fatalf("recorded %d times", count)
 	}
-	tl := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice2.RoomTimeline(ctx, alice2.sess, connector.RoomTimelineInput{RoomID: roomID}))
+	tl := must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice2.RoomTimeline(ctx, alice2.sess, discourse.RoomTimelineInput{RoomID: roomID}))
 	local := 0
 	for _, it := range tl.Items {
 		if it.Content == "lost response" {
@@ -138,11 +141,11 @@ func TestCrashBetweenSigningAndResponse(t *testing.T) {
 	if local != 1 {
 		t.Fatalf("applied %d times locally", local)
 	}
-	done, _ := alice2.Store().Read().OutboxEntries(ctx, store.OutboxDone)
+	done, _ := alice2.Store.Read().OutboxEntries(ctx, store.OutboxDone)
 	if len(done) < 2 {
 		t.Fatalf("outbox entries not closed: %+v", done)
 	}
-	if n, _ := alice2.Store().Read().LastNonce(ctx); n != lastNonce {
+	if n, _ := alice2.Store.Read().LastNonce(ctx); n != lastNonce {
 		t.Fatalf("resubmission used a new nonce: %d -> %d", lastNonce, n)
 	}
 }
@@ -156,19 +159,19 @@ func TestRestartRestoresState(t *testing.T) {
 	alice := newAgent(t, h, 0xA1, home)
 	bob := newAgent(t, h, 0xB0, "")
 	roomID := createRoom(t, alice, h, "public", nil)
-	must[*connector.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, connector.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
+	must[*discourse.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, discourse.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
 	for i := 0; i < 3; i++ {
-		must[*connector.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess,
-			connector.RoomSendMessageInput{RoomID: roomID, Content: fmt.Sprintf("hi %d", i), Mentions: []string{alice.id}, OnHeadMismatch: "send_anyway"}))
+		must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess,
+			discourse.RoomSendMessageInput{RoomID: roomID, Content: fmt.Sprintf("hi %d", i), Mentions: []string{alice.id}, OnHeadMismatch: "send_anyway"}))
 	}
 	// A head-advancing record after the messages.
-	must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, "s0", connector.RoomSubmitEventInput{
+	must[*discourse.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, "s0", discourse.RoomSubmitEventInput{
 		RoomID: roomID, Type: "room.update", Payload: map[string]any{"agenda": "after the greetings"}}))
 	// Session s1 reads three records (its head is still genesis), session s2
 	// everything (through the room.update).
-	s1, s2 := connector.SessionID("s1"), connector.SessionID("s2")
-	r1 := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice.RoomTimeline(ctx, s1, connector.RoomTimelineInput{RoomID: roomID, Refresh: true, Limit: 3, MarkRead: true}))
-	r2 := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice.RoomTimeline(ctx, s2, connector.RoomTimelineInput{RoomID: roomID}))
+	s1, s2 := discourse.SessionID("s1"), discourse.SessionID("s2")
+	r1 := must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice.RoomTimeline(ctx, s1, discourse.RoomTimelineInput{RoomID: roomID, Refresh: true, Limit: 3, MarkRead: true}))
+	r2 := must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice.RoomTimeline(ctx, s2, discourse.RoomTimelineInput{RoomID: roomID}))
 	if r1.Sync.PresentedSeq == r2.Sync.PresentedSeq {
 		t.Fatalf("sessions share a presented head: %d", r1.Sync.PresentedSeq)
 	}
@@ -178,14 +181,14 @@ func TestRestartRestoresState(t *testing.T) {
 	}
 	first := alice.firstHash(t, roomID)
 	base := int64(1)
-	held := must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, s2, connector.RoomSendMessageInput{RoomID: roomID, Content: "held", BaseSeq: &base, BaseHash: &first}))
-	if held.Status != connector.StatusHeld {
+	held := must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, s2, discourse.RoomSendMessageInput{RoomID: roomID, Content: "held", BaseSeq: &base, BaseHash: &first}))
+	if held.Status != discourse.StatusHeld {
 		t.Fatalf("held %+v", held)
 	}
-	nonce, _ := alice.Store().Read().LastNonce(ctx)
+	nonce, _ := alice.Store.Read().LastNonce(ctx)
 
 	alice2 := alice.reopen()
-	drafts := must[*connector.DraftsListResult](t, "agent_protocols_drafts_list")(alice2.DraftsList(ctx, s1, connector.DraftsListInput{}))
+	drafts := must[*discourse.DraftsListResult](t, "agent_protocols_drafts_list")(alice2.DraftsList(ctx, s1, discourse.DraftsListInput{}))
 	if len(drafts.Drafts) != 1 || drafts.Drafts[0].ID != held.Draft.ID {
 		t.Fatalf("drafts after restart %+v", drafts)
 	}
@@ -196,12 +199,12 @@ func TestRestartRestoresState(t *testing.T) {
 			t.Fatal("a claimed item was handed to another session after restart")
 		}
 	}
-	t1 := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice2.RoomTimeline(ctx, s1, connector.RoomTimelineInput{RoomID: roomID, Types: []string{"none.x"}}))
-	t2 := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice2.RoomTimeline(ctx, s2, connector.RoomTimelineInput{RoomID: roomID, Types: []string{"none.x"}}))
+	t1 := must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice2.RoomTimeline(ctx, s1, discourse.RoomTimelineInput{RoomID: roomID, Types: []string{"none.x"}}))
+	t2 := must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice2.RoomTimeline(ctx, s2, discourse.RoomTimelineInput{RoomID: roomID, Types: []string{"none.x"}}))
 	if t1.Sync.PresentedSeq != r1.Sync.PresentedSeq || t2.Sync.PresentedSeq != held.Sync.PresentedSeq || t1.Sync.ReadSeq != r1.Items[len(r1.Items)-1].Seq {
 		t.Fatalf("restored: s1 %+v s2 %+v", t1.Sync, t2.Sync)
 	}
-	sent := must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice2.RoomSendMessage(ctx, s2, connector.RoomSendMessageInput{RoomID: roomID, Content: "after restart"}))
+	sent := must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(alice2.RoomSendMessage(ctx, s2, discourse.RoomSendMessageInput{RoomID: roomID, Content: "after restart"}))
 	var rec struct {
 		Envelope struct {
 			Event struct {
@@ -226,11 +229,11 @@ func TestTwoProcessesOneHome(t *testing.T) {
 	a1 := newAgent(t, h, 0xA1, home)
 	a2 := newAgent(t, h, 0xA1, home)
 	a2.sess = "session-2"
-	roomID := createRoom(t, a1, h, "public", func(in *connector.RoomCreateInput) {
+	roomID := createRoom(t, a1, h, "public", func(in *discourse.RoomCreateInput) {
 		in.Types = []map[string]any{{"use": "adp:reactions/1.0"}}
 	})
-	must[*connector.RoomOpenResult](t, "agent_protocols_room_open")(a2.RoomOpen(ctx, a2.sess, connector.RoomOpenInput{Host: h.Origin(), RoomID: roomID}))
-	genesis := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(a1.RoomTimeline(ctx, a1.sess, connector.RoomTimelineInput{RoomID: roomID, Limit: 1})).Items[0].EventID
+	must[*discourse.RoomOpenResult](t, "agent_protocols_room_open")(a2.RoomOpen(ctx, a2.sess, discourse.RoomOpenInput{Host: h.Origin(), RoomID: roomID}))
+	genesis := must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(a1.RoomTimeline(ctx, a1.sess, discourse.RoomTimelineInput{RoomID: roomID, Limit: 1})).Items[0].EventID
 	const per = 8
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*per)
@@ -239,13 +242,13 @@ func TestTwoProcessesOneHome(t *testing.T) {
 		go func(a *agent) {
 			defer wg.Done()
 			for i := 0; i < per; i++ {
-				res, err := a.RoomSubmitEvent(ctx, a.sess, connector.RoomSubmitEventInput{RoomID: roomID, Type: "reaction.create",
+				res, err := a.RoomSubmitEvent(ctx, a.sess, discourse.RoomSubmitEventInput{RoomID: roomID, Type: "reaction.create",
 					Payload: map[string]any{"event_id": genesis, "reaction": fmt.Sprintf("r%d", i)}})
 				if err != nil {
 					errs <- err
 					return
 				}
-				if res.Status != connector.StatusSent {
+				if res.Status != discourse.StatusSent {
 					errs <- fmt.Errorf("status %s", res.Status)
 				}
 			}
@@ -273,14 +276,14 @@ func TestTwoProcessesOneHome(t *testing.T) {
 	if n != 2*per+1 {
 		t.Fatalf("%d records of the agent, want %d", n, 2*per+1)
 	}
-	l1, _ := a1.Store().Read().LastNonce(ctx)
-	l2, _ := a2.Store().Read().LastNonce(ctx)
+	l1, _ := a1.Store.Read().LastNonce(ctx)
+	l2, _ := a2.Store.Read().LastNonce(ctx)
 	if l1 != l2 {
 		t.Fatalf("processes disagree on the nonce: %d %d", l1, l2)
 	}
 	// Each record was applied once, whichever process got it first.
 	for _, a := range []*agent{a1, a2} {
-		tl := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(a.RoomTimeline(ctx, a.sess, connector.RoomTimelineInput{RoomID: roomID, Refresh: true, Limit: 200}))
+		tl := must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(a.RoomTimeline(ctx, a.sess, discourse.RoomTimelineInput{RoomID: roomID, Refresh: true, Limit: 200}))
 		if len(tl.Items) != 2*per+1 {
 			t.Fatalf("%d timeline items, want %d", len(tl.Items), 2*per+1)
 		}
@@ -298,27 +301,27 @@ func TestSendAnywayCapInFastRoom(t *testing.T) {
 	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
-	p := newProxy(t, h)
-	bob := newAgent(t, h, 0xB0, "", withHTTP(p.client))
+	p := connectortest.NewProxy(t, h)
+	bob := newAgent(t, h, 0xB0, "", withHTTP(p.Client))
 	roomID := createRoom(t, alice, h, "public", nil)
-	must[*connector.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, connector.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
-	must[*connector.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, connector.RoomStateInput{RoomID: roomID, Refresh: true}))
+	must[*discourse.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, discourse.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
+	must[*discourse.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, discourse.RoomStateInput{RoomID: roomID, Refresh: true}))
 	n := 0
-	p.mu.Lock()
-	p.beforePost = func() {
+	p.Lock()
+	p.BeforePost = func() {
 		n++
-		must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess,
-			connector.RoomSubmitEventInput{RoomID: roomID, Type: "room.update", Payload: map[string]any{"agenda": fmt.Sprintf("faster %d", n)}, OnHeadMismatch: "send_anyway"}))
+		must[*discourse.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess,
+			discourse.RoomSubmitEventInput{RoomID: roomID, Type: "room.update", Payload: map[string]any{"agenda": fmt.Sprintf("faster %d", n)}, OnHeadMismatch: "send_anyway"}))
 	}
-	p.mu.Unlock()
-	posts := p.posts.Load()
-	res := must[*connector.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess,
-		connector.RoomSendMessageInput{RoomID: roomID, Content: "slow", OnHeadMismatch: "send_anyway"}))
-	if res.Status != connector.StatusHeld {
+	p.Unlock()
+	posts := p.Posts.Load()
+	res := must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess,
+		discourse.RoomSendMessageInput{RoomID: roomID, Content: "slow", OnHeadMismatch: "send_anyway"}))
+	if res.Status != discourse.StatusHeld {
 		t.Fatalf("want held after the cap, got %+v", res)
 	}
-	if got := p.posts.Load() - posts; got != 1+connector.MaxAutoResigns {
-		t.Fatalf("%d submissions, want %d", got, 1+connector.MaxAutoResigns)
+	if got := p.Posts.Load() - posts; got != 1+discourse.MaxAutoResigns {
+		t.Fatalf("%d submissions, want %d", got, 1+discourse.MaxAutoResigns)
 	}
 }
 
@@ -328,27 +331,27 @@ func TestSendAnywayCapInFastRoom(t *testing.T) {
 func TestOutboxResolvedFromHistory(t *testing.T) {
 	t.Parallel()
 	h := startHub(t)
-	p := newProxy(t, h)
-	alice := newAgent(t, h, 0xA1, "", withHTTP(p.client))
+	p := connectortest.NewProxy(t, h)
+	alice := newAgent(t, h, 0xA1, "", withHTTP(p.Client))
 	roomID := createRoom(t, alice, h, "public", nil)
 	// Accepted, response lost.
-	p.dropPosts.Store(true)
-	if _, err := alice.RoomSendMessage(ctx, alice.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "accepted, unconfirmed"}); code(err) != connector.CodeSubmissionPending {
+	p.DropPosts.Store(true)
+	if _, err := alice.RoomSendMessage(ctx, alice.sess, discourse.RoomSendMessageInput{RoomID: roomID, Content: "accepted, unconfirmed"}); code(err) != engine.CodeSubmissionPending {
 		t.Fatalf("want submission_pending, got %v", err)
 	}
-	p.dropPosts.Store(false)
+	p.DropPosts.Store(false)
 	// Never reached the host.
-	p.blackholePosts.Store(true)
-	if _, err := alice.RoomSendMessage(ctx, alice.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "never sent", OnHeadMismatch: "send_anyway"}); code(err) != connector.CodeSubmissionPending {
+	p.BlackholePosts.Store(true)
+	if _, err := alice.RoomSendMessage(ctx, alice.sess, discourse.RoomSendMessageInput{RoomID: roomID, Content: "never sent", OnHeadMismatch: "send_anyway"}); code(err) != engine.CodeSubmissionPending {
 		t.Fatalf("want submission_pending, got %v", err)
 	}
-	p.blackholePosts.Store(false)
-	p.refusePosts.Store(true)
+	p.BlackholePosts.Store(false)
+	p.RefusePosts.Store(true)
 	if n := alice.ResubmitOutbox(ctx); n != 2 {
 		t.Fatalf("closed %d entries", n)
 	}
-	done, _ := alice.Store().Read().OutboxEntries(ctx, store.OutboxDone)
-	failed, _ := alice.Store().Read().OutboxEntries(ctx, store.OutboxFailed)
+	done, _ := alice.Store.Read().OutboxEntries(ctx, store.OutboxDone)
+	failed, _ := alice.Store.Read().OutboxEntries(ctx, store.OutboxFailed)
 	var doneIDs []string
 	for _, e := range done {
 		doneIDs = append(doneIDs, e.EventID)
@@ -375,15 +378,15 @@ func TestInviteeJoinsPrivateRoomDirectly(t *testing.T) {
 	alice := newAgent(t, h, 0xA1, "")
 	bob := newAgent(t, h, 0xB0, "")
 	carol := newAgent(t, h, 0xC0, "")
-	roomID := createRoom(t, alice, h, "private", func(in *connector.RoomCreateInput) {
+	roomID := createRoom(t, alice, h, "private", func(in *discourse.RoomCreateInput) {
 		in.Policy = map[string]any{"invites": map[string]any{bob.id: "speaker"}}
 	})
-	res := must[*connector.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, connector.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker", Perspective: "invited"}))
-	if res.Status != connector.JoinJoined || res.Member == nil || res.Member.Role != "speaker" || res.Sync == nil || res.Sync.SyncedSeq != 2 {
+	res := must[*discourse.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, discourse.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker", Perspective: "invited"}))
+	if res.Status != discourse.JoinJoined || res.Member == nil || res.Member.Role != "speaker" || res.Sync == nil || res.Sync.SyncedSeq != 2 {
 		t.Fatalf("invitee join %+v", res)
 	}
-	other := must[*connector.RoomJoinResult](t, "agent_protocols_room_join")(carol.RoomJoin(ctx, carol.sess, connector.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
-	if other.Status != connector.JoinApprovalRequired {
+	other := must[*discourse.RoomJoinResult](t, "agent_protocols_room_join")(carol.RoomJoin(ctx, carol.sess, discourse.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
+	if other.Status != discourse.JoinApprovalRequired {
 		t.Fatalf("uninvited join %+v", other)
 	}
 }

@@ -40,6 +40,9 @@ func (c *Module) RoomJoin(ctx context.Context, sess SessionID, in RoomJoinInput)
 	if err != nil {
 		return nil, err
 	}
+	if ctx, err = c.Need(ctx, rr.h.origin, capability.DiscourseWrite); err != nil {
+		return nil, err
+	}
 	if rr.row == nil {
 		now := c.NowMS()
 		if err := c.Store.Write(ctx, func(tx *store.Tx) error {
@@ -125,6 +128,10 @@ func (c *Module) RoomJoin(ctx context.Context, sess SessionID, in RoomJoinInput)
 
 // refreshOwnRequest reads an own join request from the host and stores it.
 func (c *Module) refreshOwnRequest(ctx context.Context, rr *roomRef, id string) (*store.JoinRequest, error) {
+	ctx, err := c.Need(ctx, rr.h.origin, capability.DiscourseRead)
+	if err != nil {
+		return nil, err
+	}
 	jr, err := rr.h.client.JoinRequest(ctx, rr.roomID, id)
 	if err != nil {
 		if code := engine.ServiceCode(err); code == adp.CodeJoinRequestNotFound || code == identity.CodeNotFound {
@@ -348,6 +355,9 @@ func (c *Module) requestJoin(ctx context.Context, rr *roomRef, in RoomJoinInput)
 func (c *Module) JoinRequestsList(ctx context.Context, sess SessionID, in JoinRequestsListInput) (*JoinRequestsListResult, error) {
 	rr, err := c.resolve(ctx, in.Host, in.RoomID, true)
 	if err != nil {
+		return nil, err
+	}
+	if ctx, err = c.Need(ctx, rr.h.origin, capability.DiscourseRead); err != nil {
 		return nil, err
 	}
 	limit := in.Limit

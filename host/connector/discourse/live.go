@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"apconnect/host/capability"
 	"apconnect/host/client"
 	"apconnect/host/engine"
 	"apconnect/host/identity"
@@ -169,6 +170,9 @@ func (m *liveManager) reconcile(ctx context.Context) {
 		if _, ok := want[r.Key]; !ok {
 			continue
 		}
+		if m.c.Allow(r.Host, capability.DiscourseRead) != nil {
+			continue // the operator withdrew the read grant: nothing reaches the host
+		}
 		if _, ok := m.streams[r.Key]; ok {
 			continue
 		}
@@ -219,6 +223,10 @@ func (c *Module) pollJoinRequests(ctx context.Context, h *hostState, ref store.R
 	if err != nil || st.Room == nil || !st.Room.IsManager(c.Self) {
 		return
 	}
+	ctx, err = c.Need(ctx, h.origin, capability.DiscourseRead)
+	if err != nil {
+		return
+	}
 	page, err := h.client.JoinRequests(ctx, ref.RoomID, client.JoinRequestQuery{Status: string(adp.JoinPending), Limit: 100})
 	if err != nil {
 		return
@@ -237,6 +245,10 @@ func (m *liveManager) follow(ctx context.Context, ls *liveStream) {
 	ref := ls.ref
 	h := c.hosts[ref.Host]
 	bo := &client.Backoff{Base: 250 * time.Millisecond, Max: 30 * time.Second}
+	ctx, err := c.Need(ctx, h.origin, capability.DiscourseRead)
+	if err != nil {
+		return
+	}
 	for ctx.Err() == nil {
 		s, err := h.client.Live(ctx, ref.RoomID)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"apconnect/host/connector"
+	"apconnect/host/connector/discourse"
 )
 
 // The interaction loop of connector spec 4.5 with two agents on the real
@@ -24,19 +25,19 @@ func TestInteractionLoopTwoAgents(t *testing.T) {
 	}
 	roomID := createRoom(t, alice, h, "public", nil)
 
-	open := must[*connector.RoomOpenResult](t, "agent_protocols_room_open")(bob.RoomOpen(ctx, bob.sess, connector.RoomOpenInput{Host: h.Origin(), RoomID: roomID}))
+	open := must[*discourse.RoomOpenResult](t, "agent_protocols_room_open")(bob.RoomOpen(ctx, bob.sess, discourse.RoomOpenInput{Host: h.Origin(), RoomID: roomID}))
 	if open.Room.Topic != "Test room" || open.Sync.HeadSeq != 1 || open.Sync.PresentedSeq != 1 {
 		t.Fatalf("open %+v", open)
 	}
-	join := must[*connector.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, connector.RoomJoinInput{RoomID: roomID, Role: "speaker", Perspective: "reviewer"}))
-	if join.Status != connector.JoinJoined || join.Member == nil || join.Member.Role != "speaker" || *join.Member.Perspective != "reviewer" {
+	join := must[*discourse.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, discourse.RoomJoinInput{RoomID: roomID, Role: "speaker", Perspective: "reviewer"}))
+	if join.Status != discourse.JoinJoined || join.Member == nil || join.Member.Role != "speaker" || *join.Member.Perspective != "reviewer" {
 		t.Fatalf("join %+v", join)
 	}
 	// Alice addresses bob; she has read everything so far.
-	must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice.RoomTimeline(ctx, alice.sess, connector.RoomTimelineInput{RoomID: roomID, UnreadOnly: true, MarkRead: true, Refresh: true}))
-	sent := must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess,
-		connector.RoomSendMessageInput{RoomID: roomID, Content: "Bob, can you review the signature section?", Mentions: []string{bob.id}}))
-	if sent.Status != connector.StatusSent || sent.Item == nil || sent.Item.Content != "Bob, can you review the signature section?" {
+	must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice.RoomTimeline(ctx, alice.sess, discourse.RoomTimelineInput{RoomID: roomID, UnreadOnly: true, MarkRead: true, Refresh: true}))
+	sent := must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess,
+		discourse.RoomSendMessageInput{RoomID: roomID, Content: "Bob, can you review the signature section?", Mentions: []string{bob.id}}))
+	if sent.Status != discourse.StatusSent || sent.Item == nil || sent.Item.Content != "Bob, can you review the signature section?" {
 		t.Fatalf("sent %+v", sent)
 	}
 
@@ -47,7 +48,7 @@ func TestInteractionLoopTwoAgents(t *testing.T) {
 	}
 	mention := next.Items[0]
 	// 2. Read before deciding.
-	tl := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(bob.RoomTimeline(ctx, bob.sess, connector.RoomTimelineInput{RoomID: roomID, UnreadOnly: true, MarkRead: true}))
+	tl := must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(bob.RoomTimeline(ctx, bob.sess, discourse.RoomTimelineInput{RoomID: roomID, UnreadOnly: true, MarkRead: true}))
 	last := tl.Items[len(tl.Items)-1]
 	// Messages do not move the head: reading them presents the head in force
 	// (genesis), which is what a reply is based on.
@@ -55,23 +56,23 @@ func TestInteractionLoopTwoAgents(t *testing.T) {
 		t.Fatalf("timeline %+v", tl)
 	}
 	// 3. Check statuses; 4. announce work.
-	sl := must[*connector.AgentStatusListResult](t, "agent_protocols_agent_status_list")(bob.AgentStatusList(ctx, bob.sess, connector.AgentStatusListInput{RoomID: roomID}))
+	sl := must[*discourse.AgentStatusListResult](t, "agent_protocols_agent_status_list")(bob.AgentStatusList(ctx, bob.sess, discourse.AgentStatusListInput{RoomID: roomID}))
 	if len(sl.Statuses) != 0 {
 		t.Fatalf("statuses %+v", sl.Statuses)
 	}
-	set := must[*connector.AgentStatusSetResult](t, "agent_protocols_agent_status_set")(bob.AgentStatusSet(ctx, bob.sess, connector.AgentStatusSetInput{RoomID: roomID, State: "drafting", Summary: "Reviewing the signature section"}))
+	set := must[*discourse.AgentStatusSetResult](t, "agent_protocols_agent_status_set")(bob.AgentStatusSet(ctx, bob.sess, discourse.AgentStatusSetInput{RoomID: roomID, State: "drafting", Summary: "Reviewing the signature section"}))
 	if set.Status.SeenSeq != last.Seq || set.Status.SeenHash == "" {
 		t.Fatalf("status seen defaults %+v", set.Status)
 	}
 	// Alice sees the status (fresh read).
-	as := must[*connector.AgentStatusGetResult](t, "agent_protocols_agent_status_get")(alice.AgentStatusGet(ctx, alice.sess, connector.AgentStatusGetInput{RoomID: roomID, AgentID: bob.id, Refresh: true}))
+	as := must[*discourse.AgentStatusGetResult](t, "agent_protocols_agent_status_get")(alice.AgentStatusGet(ctx, alice.sess, discourse.AgentStatusGetInput{RoomID: roomID, AgentID: bob.id, Refresh: true}))
 	if as.Status == nil || as.Status.State != "drafting" {
 		t.Fatalf("alice sees %+v", as.Status)
 	}
 	// 5. Write against what was seen (base defaults to the presented head).
-	reply := must[*connector.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess,
-		connector.RoomSendMessageInput{RoomID: roomID, Content: "Reviewed: looks right.", References: []string{*mention.EventID}}))
-	if reply.Status != connector.StatusSent || reply.Sync.HeadSeq != 1 || reply.Sync.PresentedSeq != 1 || reply.Sync.SyncedSeq != reply.Item.Seq {
+	reply := must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(bob.RoomSendMessage(ctx, bob.sess,
+		discourse.RoomSendMessageInput{RoomID: roomID, Content: "Reviewed: looks right.", References: []string{*mention.EventID}}))
+	if reply.Status != discourse.StatusSent || reply.Sync.HeadSeq != 1 || reply.Sync.PresentedSeq != 1 || reply.Sync.SyncedSeq != reply.Item.Seq {
 		t.Fatalf("reply %+v", reply)
 	}
 	if len(reply.Item.References) != 1 || reply.Item.References[0] != *mention.EventID {
@@ -83,41 +84,41 @@ func TestInteractionLoopTwoAgents(t *testing.T) {
 		t.Fatalf("ack %+v", ack)
 	}
 	clear := time.Now().UnixMilli()
-	must[*connector.AgentStatusSetResult](t, "agent_protocols_agent_status_set")(bob.AgentStatusSet(ctx, bob.sess, connector.AgentStatusSetInput{RoomID: roomID, State: "idle", ExpiresAt: &clear}))
+	must[*discourse.AgentStatusSetResult](t, "agent_protocols_agent_status_set")(bob.AgentStatusSet(ctx, bob.sess, discourse.AgentStatusSetInput{RoomID: roomID, State: "idle", ExpiresAt: &clear}))
 	// Alice is woken by bob's reply (a new message in a room she is in).
 	an := must[*connector.InboxNextResult](t, "agent_protocols_inbox_next")(alice.InboxNext(ctx, alice.sess, connector.InboxNextInput{WaitMS: 10000, Kinds: []string{"room.message.new"}}))
 	if len(an.Items) != 1 || *an.Items[0].Seq != reply.Item.Seq {
 		t.Fatalf("alice inbox %+v", an)
 	}
 	eventually(t, 5*time.Second, "status cleared", func() bool {
-		r, err := alice.AgentStatusList(ctx, alice.sess, connector.AgentStatusListInput{RoomID: roomID, Refresh: true})
+		r, err := alice.AgentStatusList(ctx, alice.sess, discourse.AgentStatusListInput{RoomID: roomID, Refresh: true})
 		return err == nil && len(r.Statuses) == 0
 	})
 	// Lists and member views.
-	rl := must[*connector.RoomsResult](t, "agent_protocols_rooms_list")(bob.RoomsList(ctx, bob.sess, connector.RoomsListInput{Membership: "member"}))
+	rl := must[*discourse.RoomsResult](t, "agent_protocols_rooms_list")(bob.RoomsList(ctx, bob.sess, discourse.RoomsListInput{Membership: "member"}))
 	if len(rl.Rooms) != 1 || rl.Rooms[0].RoomID != roomID || rl.Rooms[0].Role == nil || *rl.Rooms[0].Role != "speaker" {
 		t.Fatalf("rooms list %+v", rl)
 	}
 	for status, n := range map[string]int{"active": 1, "ended": 0} {
-		rs := must[*connector.RoomsResult](t, "agent_protocols_rooms_list")(bob.RoomsList(ctx, bob.sess, connector.RoomsListInput{Status: status}))
+		rs := must[*discourse.RoomsResult](t, "agent_protocols_rooms_list")(bob.RoomsList(ctx, bob.sess, discourse.RoomsListInput{Status: status}))
 		if len(rs.Rooms) != n {
 			t.Fatalf("rooms with status %s: %+v", status, rs.Rooms)
 		}
 	}
-	ml := must[*connector.RoomMembersListResult](t, "agent_protocols_room_members_list")(bob.RoomMembersList(ctx, bob.sess, connector.RoomMembersListInput{RoomID: roomID}))
+	ml := must[*discourse.RoomMembersListResult](t, "agent_protocols_room_members_list")(bob.RoomMembersList(ctx, bob.sess, discourse.RoomMembersListInput{RoomID: roomID}))
 	if len(ml.Members) != 2 {
 		t.Fatalf("members %+v", ml.Members)
 	}
-	mg := must[*connector.RoomMemberGetResult](t, "agent_protocols_room_member_get")(bob.RoomMemberGet(ctx, bob.sess, connector.RoomMemberGetInput{RoomID: roomID, AgentID: alice.id, IncludeRecentActivity: true}))
+	mg := must[*discourse.RoomMemberGetResult](t, "agent_protocols_room_member_get")(bob.RoomMemberGet(ctx, bob.sess, discourse.RoomMemberGetInput{RoomID: roomID, AgentID: alice.id, IncludeRecentActivity: true}))
 	if !mg.Member.IsCreator || len(mg.Recent) == 0 {
 		t.Fatalf("member get %+v", mg)
 	}
 	must[*connector.HostsListResult](t, "agent_protocols_hosts_list")(bob.HostsList(ctx, bob.sess))
-	search := must[*connector.RoomsResult](t, "agent_protocols_rooms_search")(bob.RoomsSearch(ctx, bob.sess, connector.RoomsSearchInput{Host: h.Origin()}))
+	search := must[*discourse.RoomsResult](t, "agent_protocols_rooms_search")(bob.RoomsSearch(ctx, bob.sess, discourse.RoomsSearchInput{Host: h.Origin()}))
 	if len(search.Rooms) != 1 || !search.Rooms[0].Known {
 		t.Fatalf("search %+v", search)
 	}
-	st := must[*connector.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, connector.RoomStateInput{RoomID: roomID}))
+	st := must[*discourse.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, discourse.RoomStateInput{RoomID: roomID}))
 	if st.Room.SelfMember == nil || st.Room.MembersCount != 2 {
 		t.Fatalf("state %+v", st.Room)
 	}

@@ -8,6 +8,10 @@ import (
 	"time"
 
 	"apconnect/host/connector"
+	"apconnect/host/connector/discourse"
+	"apconnect/host/connector/internal/connectortest"
+	"apconnect/host/connector/profile"
+	"apconnect/host/engine"
 	"apconnect/host/proto/adp"
 	"apconnect/host/store"
 )
@@ -18,10 +22,10 @@ func TestRoomResolution(t *testing.T) {
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	roomID := createRoom(t, alice, h, "public", nil)
-	if _, err := alice.RoomOpen(ctx, alice.sess, connector.RoomOpenInput{Host: "https://elsewhere.example", RoomID: roomID}); code(err) != connector.CodeHostNotAllowed {
+	if _, err := alice.RoomOpen(ctx, alice.sess, discourse.RoomOpenInput{Host: "https://elsewhere.example", RoomID: roomID}); code(err) != engine.CodeHostNotAllowed {
 		t.Fatalf("unknown host: %v", err)
 	}
-	if _, err := alice.RoomsSearch(ctx, alice.sess, connector.RoomsSearchInput{Host: "https://elsewhere.example"}); code(err) != connector.CodeHostNotAllowed {
+	if _, err := alice.RoomsSearch(ctx, alice.sess, discourse.RoomsSearchInput{Host: "https://elsewhere.example"}); code(err) != engine.CodeHostNotAllowed {
 		t.Fatalf("search on an unknown host: %v", err)
 	}
 	// The same room id on a second configured host.
@@ -29,19 +33,19 @@ func TestRoomResolution(t *testing.T) {
 	alice.cfg.Hosts = append(alice.cfg.Hosts, alice.cfg.Hosts[0])
 	alice.cfg.Hosts[1].URL, alice.cfg.Hosts[1].Label, alice.cfg.Hosts[1].CAFile = h2.Origin(), "hub2", h2.CAFile()
 	a2 := alice.reopen()
-	if err := a2.Store().Write(ctx, func(tx *store.Tx) error { _, err := tx.EnsureRoom(ctx, h2.Origin(), roomID, 1); return err }); err != nil {
+	if err := a2.Store.Write(ctx, func(tx *store.Tx) error { _, err := tx.EnsureRoom(ctx, h2.Origin(), roomID, 1); return err }); err != nil {
 		t.Fatal(err)
 	}
-	_, err := a2.RoomState(ctx, a2.sess, connector.RoomStateInput{RoomID: roomID})
-	var ce *connector.Error
-	if code(err) != connector.CodeAmbiguousRoom || !asErr(err, &ce) || len(ce.Data["hosts"].([]string)) != 2 {
+	_, err := a2.RoomState(ctx, a2.sess, discourse.RoomStateInput{RoomID: roomID})
+	var ce *engine.Error
+	if code(err) != discourse.CodeAmbiguousRoom || !asErr(err, &ce) || len(ce.Data["hosts"].([]string)) != 2 {
 		t.Fatalf("ambiguous room: %v", err)
 	}
-	st := must[*connector.RoomStateResult](t, "agent_protocols_room_state")(a2.RoomState(ctx, a2.sess, connector.RoomStateInput{RoomID: roomID, Host: h.Origin() + "/"}))
+	st := must[*discourse.RoomStateResult](t, "agent_protocols_room_state")(a2.RoomState(ctx, a2.sess, discourse.RoomStateInput{RoomID: roomID, Host: h.Origin() + "/"}))
 	if st.Sync.Host != h.Origin() {
 		t.Fatalf("host %s", st.Sync.Host)
 	}
-	if _, err := a2.RoomState(ctx, a2.sess, connector.RoomStateInput{RoomID: "bad room"}); code(err) != connector.CodeInvalidInput {
+	if _, err := a2.RoomState(ctx, a2.sess, discourse.RoomStateInput{RoomID: "bad room"}); code(err) != engine.CodeInvalidInput {
 		t.Fatalf("bad room id: %v", err)
 	}
 }
@@ -54,16 +58,16 @@ func TestWriteBackpressure(t *testing.T) {
 	alice := newAgent(t, h, 0xA1, "", func(o *connector.Options) { o.WriteLimits = &adp.Limits{MessageRate: 2} })
 	roomID := createRoom(t, alice, h, "public", nil)
 	for i := 0; i < 2; i++ {
-		must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "x", OnHeadMismatch: "send_anyway"}))
+		must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess, discourse.RoomSendMessageInput{RoomID: roomID, Content: "x", OnHeadMismatch: "send_anyway"}))
 	}
-	last, _ := alice.Store().Read().LastNonce(ctx)
-	_, err := alice.RoomSendMessage(ctx, alice.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "x", OnHeadMismatch: "send_anyway"})
-	var ce *connector.Error
+	last, _ := alice.Store.Read().LastNonce(ctx)
+	_, err := alice.RoomSendMessage(ctx, alice.sess, discourse.RoomSendMessageInput{RoomID: roomID, Content: "x", OnHeadMismatch: "send_anyway"})
+	var ce *engine.Error
 	// Two a minute refill one every 30 s: the next is due within 30 s.
-	if code(err) != connector.CodeRateLimited || !asErr(err, &ce) || ce.Data["retry_after_ms"].(int64) <= 0 || ce.Data["retry_after_ms"].(int64) > 30_000 {
+	if code(err) != engine.CodeRateLimited || !asErr(err, &ce) || ce.Data["retry_after_ms"].(int64) <= 0 || ce.Data["retry_after_ms"].(int64) > 30_000 {
 		t.Fatalf("rate limit: %v", err)
 	}
-	if now, _ := alice.Store().Read().LastNonce(ctx); now != last {
+	if now, _ := alice.Store.Read().LastNonce(ctx); now != last {
 		t.Fatal("a rate-limited write used a nonce")
 	}
 }
@@ -77,12 +81,12 @@ func TestInboxLongPollAndLifecycle(t *testing.T) {
 	bob := newAgent(t, h, 0xB0, "")
 	bob.Start(ctx)
 	roomID := createRoom(t, alice, h, "public", nil)
-	must[*connector.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, connector.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
+	must[*discourse.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, discourse.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
 	eventually(t, 5*time.Second, "a live stream", func() bool { s, _ := bob.Following(); return s == 1 })
 	time.Sleep(200 * time.Millisecond)
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		alice.RoomSendMessage(ctx, alice.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "wake up", Mentions: []string{bob.id}, OnHeadMismatch: "send_anyway"})
+		alice.RoomSendMessage(ctx, alice.sess, discourse.RoomSendMessageInput{RoomID: roomID, Content: "wake up", Mentions: []string{bob.id}, OnHeadMismatch: "send_anyway"})
 	}()
 	start := time.Now()
 	res := must[*connector.InboxNextResult](t, "agent_protocols_inbox_next")(bob.InboxNext(ctx, bob.sess, connector.InboxNextInput{WaitMS: 20000, Kinds: []string{"room.mention"}}))
@@ -107,12 +111,12 @@ func TestInboxLongPollAndLifecycle(t *testing.T) {
 	}
 	// A new message by someone else, then mark_read resolves its
 	// room.message.new item.
-	alice.RoomSendMessage(ctx, alice.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "just chatting", OnHeadMismatch: "send_anyway"})
+	alice.RoomSendMessage(ctx, alice.sess, discourse.RoomSendMessageInput{RoomID: roomID, Content: "just chatting", OnHeadMismatch: "send_anyway"})
 	r := must[*connector.InboxNextResult](t, "agent_protocols_inbox_next")(bob.InboxNext(ctx, bob.sess, connector.InboxNextInput{WaitMS: 10000, Kinds: []string{"room.message.new"}}))
 	if len(r.Items) != 1 {
 		t.Fatalf("message.new %+v", r)
 	}
-	mr := must[*connector.RoomMarkReadResult](t, "agent_protocols_room_mark_read")(bob.RoomMarkRead(ctx, bob.sess, connector.RoomMarkReadInput{RoomID: roomID, ThroughSeq: *r.Items[0].Seq}))
+	mr := must[*discourse.RoomMarkReadResult](t, "agent_protocols_room_mark_read")(bob.RoomMarkRead(ctx, bob.sess, discourse.RoomMarkReadInput{RoomID: roomID, ThroughSeq: *r.Items[0].Seq}))
 	if mr.UnreadCount != 0 || mr.ReadSeq != *r.Items[0].Seq {
 		t.Fatalf("mark read %+v", mr)
 	}
@@ -120,7 +124,7 @@ func TestInboxLongPollAndLifecycle(t *testing.T) {
 		t.Fatalf("inbox after reading %+v", r)
 	}
 	// Claims expire: the lease ends and the item comes back.
-	alice.RoomSendMessage(ctx, alice.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "again", Mentions: []string{bob.id}, OnHeadMismatch: "send_anyway"})
+	alice.RoomSendMessage(ctx, alice.sess, discourse.RoomSendMessageInput{RoomID: roomID, Content: "again", Mentions: []string{bob.id}, OnHeadMismatch: "send_anyway"})
 	c1 := must[*connector.InboxNextResult](t, "agent_protocols_inbox_next")(bob.InboxNext(ctx, "s-a", connector.InboxNextInput{WaitMS: 10000, Claim: true, Kinds: []string{"room.mention"}}))
 	if len(c1.Items) != 1 {
 		t.Fatalf("claim %+v", c1)
@@ -129,9 +133,9 @@ func TestInboxLongPollAndLifecycle(t *testing.T) {
 		t.Fatalf("claimed twice %+v", c2)
 	}
 	// The agent status seen through the live stream (no refresh).
-	must[*connector.AgentStatusSetResult](t, "agent_protocols_agent_status_set")(alice.AgentStatusSet(ctx, alice.sess, connector.AgentStatusSetInput{RoomID: roomID, State: "working", ClaimID: "ticket-1"}))
+	must[*discourse.AgentStatusSetResult](t, "agent_protocols_agent_status_set")(alice.AgentStatusSet(ctx, alice.sess, discourse.AgentStatusSetInput{RoomID: roomID, State: "working", ClaimID: "ticket-1"}))
 	eventually(t, 5*time.Second, "the live status", func() bool {
-		r, err := bob.AgentStatusGet(ctx, bob.sess, connector.AgentStatusGetInput{RoomID: roomID, AgentID: alice.id})
+		r, err := bob.AgentStatusGet(ctx, bob.sess, discourse.AgentStatusGetInput{RoomID: roomID, AgentID: alice.id})
 		return err == nil && r.Status != nil && r.Status.ClaimID == "ticket-1"
 	})
 }
@@ -143,44 +147,44 @@ func TestProfilesPinnedAndUpdateEnforced(t *testing.T) {
 	t.Parallel()
 	h := startHub(t)
 	var offset atomic.Int64
-	p := newProxy(t, h)
-	alice := newAgent(t, h, 0xA1, "", withHTTP(p.client), func(o *connector.Options) {
+	p := connectortest.NewProxy(t, h)
+	alice := newAgent(t, h, 0xA1, "", withHTTP(p.Client), func(o *connector.Options) {
 		o.Clock = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
 	})
 	bob := newAgent(t, h, 0xB0, "")
-	if _, err := bob.ProfileUpdate(ctx, bob.sess, connector.ProfileUpdateInput{ProfileService: h.Origin(), Profile: map[string]any{"id": alice.id, "name": "Impostor"}}); code(err) != connector.CodeInvalidInput {
+	if _, err := bob.ProfileUpdate(ctx, bob.sess, profile.ProfileUpdateInput{ProfileService: h.Origin(), Profile: map[string]any{"id": alice.id, "name": "Impostor"}}); code(err) != engine.CodeInvalidInput {
 		t.Fatalf("foreign id: %v", err)
 	}
-	if _, err := bob.ProfileUpdate(ctx, bob.sess, connector.ProfileUpdateInput{ProfileService: "https://profiles.elsewhere.example", Profile: map[string]any{"name": "x"}}); code(err) != connector.CodeHostNotAllowed {
+	if _, err := bob.ProfileUpdate(ctx, bob.sess, profile.ProfileUpdateInput{ProfileService: "https://profiles.elsewhere.example", Profile: map[string]any{"name": "x"}}); code(err) != engine.CodeHostNotAllowed {
 		t.Fatalf("unconfigured service: %v", err)
 	}
-	v1 := must[*connector.ProfileUpdateResult](t, "agent_protocols_profile_update")(bob.ProfileUpdate(ctx, bob.sess, connector.ProfileUpdateInput{ProfileService: h.Origin(), Profile: map[string]any{"name": "Bob v1", "description": "first"}}))
+	v1 := must[*profile.ProfileUpdateResult](t, "agent_protocols_profile_update")(bob.ProfileUpdate(ctx, bob.sess, profile.ProfileUpdateInput{ProfileService: h.Origin(), Profile: map[string]any{"name": "Bob v1", "description": "first"}}))
 	if v1.Profile["id"] != bob.id || v1.Envelope["event"].(map[string]any)["payload"].(map[string]any)["id"] != bob.id {
 		t.Fatalf("profile %+v", v1)
 	}
-	must[*connector.ProfileUpdateResult](t, "agent_protocols_profile_update")(bob.ProfileUpdate(ctx, bob.sess, connector.ProfileUpdateInput{ProfileService: h.Origin(), Profile: map[string]any{"name": "Bob v2"}}))
+	must[*profile.ProfileUpdateResult](t, "agent_protocols_profile_update")(bob.ProfileUpdate(ctx, bob.sess, profile.ProfileUpdateInput{ProfileService: h.Origin(), Profile: map[string]any{"name": "Bob v2"}}))
 
 	roomID := createRoom(t, alice, h, "public", nil)
-	must[*connector.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, connector.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
-	must[*connector.RoomStateResult](t, "agent_protocols_room_state")(alice.RoomState(ctx, alice.sess, connector.RoomStateInput{RoomID: roomID, Refresh: true}))
-	mg := must[*connector.RoomMemberGetResult](t, "agent_protocols_room_member_get")(alice.RoomMemberGet(ctx, alice.sess, connector.RoomMemberGetInput{RoomID: roomID, AgentID: bob.id, IncludeProfile: true}))
+	must[*discourse.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, discourse.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
+	must[*discourse.RoomStateResult](t, "agent_protocols_room_state")(alice.RoomState(ctx, alice.sess, discourse.RoomStateInput{RoomID: roomID, Refresh: true}))
+	mg := must[*discourse.RoomMemberGetResult](t, "agent_protocols_room_member_get")(alice.RoomMemberGet(ctx, alice.sess, discourse.RoomMemberGetInput{RoomID: roomID, AgentID: bob.id, IncludeProfile: true}))
 	if mg.Member.Profile == nil || mg.Member.Profile.Name != "Bob v2" {
 		t.Fatalf("profile %+v", mg.Member.Profile)
 	}
 	// The service now serves the older, validly signed update.
 	env, _ := json.Marshal(v1.Envelope)
 	var served atomic.Int64
-	p.mu.Lock()
-	p.rewrite = func(path string, body []byte) []byte {
+	p.Lock()
+	p.Rewrite = func(path string, body []byte) []byte {
 		if strings.HasPrefix(path, "/v1/profiles/") && strings.HasSuffix(path, "/events") {
 			served.Add(1)
 			return []byte(`{"result":[` + string(env) + `]}`)
 		}
 		return body
 	}
-	p.mu.Unlock()
+	p.Unlock()
 	offset.Store(int64(11 * time.Minute))
-	ml := must[*connector.RoomMembersListResult](t, "agent_protocols_room_members_list")(alice.RoomMembersList(ctx, alice.sess, connector.RoomMembersListInput{RoomID: roomID, IncludeProfiles: true}))
+	ml := must[*discourse.RoomMembersListResult](t, "agent_protocols_room_members_list")(alice.RoomMembersList(ctx, alice.sess, discourse.RoomMembersListInput{RoomID: roomID, IncludeProfiles: true}))
 	for _, m := range ml.Members {
 		if m.AgentID == bob.id && (m.Profile == nil || m.Profile.Name != "Bob v2") {
 			t.Fatalf("rollback accepted: %+v", m.Profile)
@@ -189,7 +193,7 @@ func TestProfilesPinnedAndUpdateEnforced(t *testing.T) {
 	if served.Load() == 0 {
 		t.Fatal("the stale profile was never read")
 	}
-	pinned, err := alice.Store().Read().Profile(ctx, bob.id)
+	pinned, err := alice.Store.Read().Profile(ctx, bob.id)
 	if err != nil || !strings.Contains(string(pinned.Document), "Bob v2") {
 		t.Fatalf("pinned %v %v", pinned, err)
 	}
@@ -202,11 +206,11 @@ func TestDraftDrop(t *testing.T) {
 	_ = h
 	race(t, alice, bob, roomID, 1)
 	held := heldMessage(t, bob, roomID, "drop me")
-	res := must[*connector.DraftDropResult](t, "agent_protocols_draft_drop")(bob.DraftDrop(ctx, bob.sess, connector.DraftDropInput{DraftID: held.Draft.ID}))
+	res := must[*discourse.DraftDropResult](t, "agent_protocols_draft_drop")(bob.DraftDrop(ctx, bob.sess, discourse.DraftDropInput{DraftID: held.Draft.ID}))
 	if res.Status != "dropped" || res.PendingCount != 0 {
 		t.Fatalf("drop %+v", res)
 	}
-	if _, err := bob.DraftDrop(ctx, bob.sess, connector.DraftDropInput{DraftID: held.Draft.ID}); code(err) != connector.CodeDraftNotFound {
+	if _, err := bob.DraftDrop(ctx, bob.sess, discourse.DraftDropInput{DraftID: held.Draft.ID}); code(err) != discourse.CodeDraftNotFound {
 		t.Fatalf("second drop: %v", err)
 	}
 }

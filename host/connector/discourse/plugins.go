@@ -1,6 +1,7 @@
 package discourse
 
 import (
+	"apconnect/host/capability"
 	"apconnect/host/engine"
 	"apconnect/host/text"
 	"context"
@@ -209,6 +210,9 @@ func (c *Module) CallTool(ctx context.Context, sess SessionID, mcpName string, a
 	if json.Unmarshal(args, &probe) == nil && probe.RoomID != "" {
 		var err error
 		if rr, err = c.resolve(ctx, probe.Host, probe.RoomID, true); err != nil {
+			return nil, err
+		}
+		if ctx, err = c.Need(ctx, rr.h.origin, capability.DiscourseRead); err != nil {
 			return nil, err
 		}
 		st, err := c.loadStateRow(ctx, rr.row)

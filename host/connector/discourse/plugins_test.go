@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"apconnect/host/connector"
+	"apconnect/host/connector/discourse"
+	"apconnect/host/engine"
 	"apconnect/host/plugin"
 )
 
@@ -97,20 +99,20 @@ func TestPluginExtensionPoints(t *testing.T) {
 		o.Watchers = []plugin.Watcher{fakeWatcher{}}
 		o.Tools = []plugin.ToolProvider{fakeTools{}}
 	})
-	roomID := createRoom(t, alice, h, "public", func(in *connector.RoomCreateInput) {
+	roomID := createRoom(t, alice, h, "public", func(in *discourse.RoomCreateInput) {
 		in.Types = []map[string]any{{"use": "adp:deliberation/1.0"}}
 	})
 	validator.roomID = roomID
-	must[*connector.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, connector.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
-	must[*connector.RoomStateResult](t, "agent_protocols_room_state")(alice.RoomState(ctx, alice.sess, connector.RoomStateInput{RoomID: roomID, Refresh: true}))
-	poll := must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess, connector.RoomSubmitEventInput{
+	must[*discourse.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, discourse.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
+	must[*discourse.RoomStateResult](t, "agent_protocols_room_state")(alice.RoomState(ctx, alice.sess, discourse.RoomStateInput{RoomID: roomID, Refresh: true}))
+	poll := must[*discourse.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess, discourse.RoomSubmitEventInput{
 		RoomID: roomID, Type: "poll.create", Payload: map[string]any{"poll_id": "p1", "question": "Which?",
 			"options": []any{map[string]any{"id": "a", "label": "A"}, map[string]any{"id": "b", "label": "B"}}}}))
-	if poll.Status != connector.StatusSent {
+	if poll.Status != discourse.StatusSent {
 		t.Fatalf("poll %+v", poll)
 	}
 	// The watcher's item, completed and bounded by the connector.
-	must[*connector.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, connector.RoomStateInput{RoomID: roomID, Refresh: true}))
+	must[*discourse.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, discourse.RoomStateInput{RoomID: roomID, Refresh: true}))
 	in := must[*connector.InboxNextResult](t, "agent_protocols_inbox_next")(bob.InboxNext(ctx, bob.sess, connector.InboxNextInput{Kinds: []string{"room.event.custom"}}))
 	if len(in.Items) != 1 {
 		t.Fatalf("custom items %+v", in.Items)
@@ -126,27 +128,27 @@ func TestPluginExtensionPoints(t *testing.T) {
 		t.Fatalf("suggested tools not filtered: %v", it.SuggestedTools)
 	}
 	// The validator refuses before signing, naming itself and the path.
-	last, _ := bob.Store().Read().LastNonce(ctx)
-	_, err := bob.RoomSubmitEvent(ctx, bob.sess, connector.RoomSubmitEventInput{RoomID: roomID, Type: "poll.vote",
+	last, _ := bob.Store.Read().LastNonce(ctx)
+	_, err := bob.RoomSubmitEvent(ctx, bob.sess, discourse.RoomSubmitEventInput{RoomID: roomID, Type: "poll.vote",
 		Payload: map[string]any{"poll_event_id": poll.Item.EventID, "option_ids": []any{"a", "bad"}}})
-	var ce *connector.Error
-	if code(err) != connector.CodeInvalidEvent || !asErr(err, &ce) {
+	var ce *engine.Error
+	if code(err) != engine.CodeInvalidEvent || !asErr(err, &ce) {
 		t.Fatalf("validator refusal: %v", err)
 	}
 	fe := ce.Data["errors"].([]any)[0].(map[string]any)
 	if fe["plugin"] != "polls" || fe["path"] != "/payload/option_ids/1" || fe["message"] != "no such option" {
 		t.Fatalf("field error %+v", fe)
 	}
-	if now, _ := bob.Store().Read().LastNonce(ctx); now != last {
+	if now, _ := bob.Store.Read().LastNonce(ctx); now != last {
 		t.Fatal("a refused write used a nonce")
 	}
-	ok := must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(bob.RoomSubmitEvent(ctx, bob.sess, connector.RoomSubmitEventInput{RoomID: roomID, Type: "poll.vote",
+	ok := must[*discourse.WriteResult](t, "agent_protocols_room_submit_event")(bob.RoomSubmitEvent(ctx, bob.sess, discourse.RoomSubmitEventInput{RoomID: roomID, Type: "poll.vote",
 		Payload: map[string]any{"poll_event_id": poll.Item.EventID, "option_ids": []any{"a"}}}))
-	if ok.Status != connector.StatusSent {
+	if ok.Status != discourse.StatusSent {
 		t.Fatalf("vote %+v", ok)
 	}
 	// Tool provider routing with the room context.
-	tools := bob.Tools()
+	tools := bob.PluginTools()
 	if len(tools) != 1 || tools[0].MCPName != "polls_tally" {
 		t.Fatalf("tools %+v", tools)
 	}
@@ -155,21 +157,21 @@ func TestPluginExtensionPoints(t *testing.T) {
 		t.Fatalf("tool call %+v %v", res, err)
 	}
 	// A provider that is not a plugin.Proposer proposes nothing.
-	if len(res.ProposalResults) != 1 || res.ProposalResults[0].Status != connector.StatusRefused ||
+	if len(res.ProposalResults) != 1 || res.ProposalResults[0].Status != discourse.StatusRefused ||
 		res.ProposalResults[0].Error.Code != string(plugin.CodeNotGranted) {
 		t.Fatalf("proposal of a provider without grants: %+v", res.ProposalResults)
 	}
-	if _, err := bob.CallTool(ctx, bob.sess, "nope_tool", nil); code(err) != connector.CodeNotFound {
+	if _, err := bob.CallTool(ctx, bob.sess, "nope_tool", nil); code(err) != engine.CodeNotFound {
 		t.Fatalf("unknown tool: %v", err)
 	}
 	// A failing validator closes writes of its type only.
 	carol := newAgent(t, h, 0xC0, "", func(o *connector.Options) { o.Validators = []plugin.Validator{fakeValidator{fail: true}} })
-	must[*connector.RoomJoinResult](t, "agent_protocols_room_join")(carol.RoomJoin(ctx, carol.sess, connector.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
-	if _, err := carol.RoomSubmitEvent(ctx, carol.sess, connector.RoomSubmitEventInput{RoomID: roomID, Type: "poll.vote",
-		Payload: map[string]any{"poll_event_id": poll.Item.EventID, "option_ids": []any{"a"}}}); code(err) != connector.CodeInvalidEvent {
+	must[*discourse.RoomJoinResult](t, "agent_protocols_room_join")(carol.RoomJoin(ctx, carol.sess, discourse.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
+	if _, err := carol.RoomSubmitEvent(ctx, carol.sess, discourse.RoomSubmitEventInput{RoomID: roomID, Type: "poll.vote",
+		Payload: map[string]any{"poll_event_id": poll.Item.EventID, "option_ids": []any{"a"}}}); code(err) != engine.CodeInvalidEvent {
 		t.Fatalf("failing validator: %v", err)
 	}
-	must[*connector.WriteResult](t, "agent_protocols_room_send_message")(carol.RoomSendMessage(ctx, carol.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "still works", OnHeadMismatch: "send_anyway"}))
+	must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(carol.RoomSendMessage(ctx, carol.sess, discourse.RoomSendMessageInput{RoomID: roomID, Content: "still works", OnHeadMismatch: "send_anyway"}))
 	id := must[*connector.IdentityCurrentResult](t, "agent_protocols_identity_current")(carol.IdentityCurrent(ctx, carol.sess))
 	if len(id.Plugins) != 1 || id.Plugins[0].LastError == "" {
 		t.Fatalf("plugin health %+v", id.Plugins)
@@ -218,24 +220,24 @@ func TestValidatorRecordScope(t *testing.T) {
 		o.Config.State.RecordsPerRoom = 10
 		o.Validators = []plugin.Validator{bv}
 	})
-	roomID := createRoom(t, alice, h, "public", func(in *connector.RoomCreateInput) {
+	roomID := createRoom(t, alice, h, "public", func(in *discourse.RoomCreateInput) {
 		in.Types = []map[string]any{{"use": "adp:deliberation/1.0"}}
 	})
 	pollOf := func(id string) string {
-		res := must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess, connector.RoomSubmitEventInput{
+		res := must[*discourse.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess, discourse.RoomSubmitEventInput{
 			RoomID: roomID, Type: "poll.create", OnHeadMismatch: "send_anyway",
 			Payload: map[string]any{"poll_id": id, "question": id + "?", "options": []any{map[string]any{"id": "a", "label": "A"}}}}))
 		return res.Item.EventID
 	}
 	old := pollOf("old")
 	for i := range 12 {
-		must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess,
-			connector.RoomSendMessageInput{RoomID: roomID, Content: fmt.Sprint("filler ", i), OnHeadMismatch: "send_anyway"}))
+		must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess,
+			discourse.RoomSendMessageInput{RoomID: roomID, Content: fmt.Sprint("filler ", i), OnHeadMismatch: "send_anyway"}))
 	}
 	recent := pollOf("recent")
 	vote := func(a *agent, poll string) {
 		t.Helper()
-		must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(a.RoomSubmitEvent(ctx, a.sess, connector.RoomSubmitEventInput{
+		must[*discourse.WriteResult](t, "agent_protocols_room_submit_event")(a.RoomSubmitEvent(ctx, a.sess, discourse.RoomSubmitEventInput{
 			RoomID: roomID, Type: "poll.vote", OnHeadMismatch: "send_anyway", Payload: map[string]any{"poll_event_id": poll, "option_ids": []any{"a"}}}))
 	}
 	ids := func(rc plugin.RoomContext) []string {
@@ -255,7 +257,7 @@ func TestValidatorRecordScope(t *testing.T) {
 	}
 	// bob joins and holds only the newest records: the old poll is gone,
 	// the context says it is partial.
-	must[*connector.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, connector.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
+	must[*discourse.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, discourse.RoomJoinInput{Host: h.Origin(), RoomID: roomID, Role: "speaker"}))
 	vote(bob, recent)
 	if rc := bv.last(); !rc.RecordsTruncated || !slices.Equal(ids(rc), []string{recent}) {
 		t.Fatalf("bob's context: truncated %v, records %v", rc.RecordsTruncated, ids(rc))
@@ -299,13 +301,13 @@ func TestGoProviderProposals(t *testing.T) {
 	t.Parallel()
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "", func(o *connector.Options) { o.Tools = []plugin.ToolProvider{voteTool{}} })
-	roomID := createRoom(t, alice, h, "public", func(in *connector.RoomCreateInput) {
+	roomID := createRoom(t, alice, h, "public", func(in *discourse.RoomCreateInput) {
 		in.Types = []map[string]any{{"use": "adp:deliberation/1.0"}}
 	})
-	if tools := alice.Tools(); len(tools) != 1 || tools[0].ReadOnly || tools[0].Plugin != "voter" {
+	if tools := alice.PluginTools(); len(tools) != 1 || tools[0].ReadOnly || tools[0].Plugin != "voter" {
 		t.Fatalf("tools %+v", tools)
 	}
-	poll := must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess, connector.RoomSubmitEventInput{
+	poll := must[*discourse.WriteResult](t, "agent_protocols_room_submit_event")(alice.RoomSubmitEvent(ctx, alice.sess, discourse.RoomSubmitEventInput{
 		RoomID: roomID, Type: "poll.create", Payload: map[string]any{"poll_id": "p1", "question": "Which?",
 			"options": []any{map[string]any{"id": "a", "label": "A"}}}}))
 	res, err := alice.CallTool(ctx, alice.sess, "voter_vote", json.RawMessage(`{"room_id":"`+roomID+`","poll":"`+poll.Item.EventID+`"}`))
@@ -313,20 +315,20 @@ func TestGoProviderProposals(t *testing.T) {
 		t.Fatalf("tool call %+v %v", res, err)
 	}
 	sent, notGranted, notObject := res.ProposalResults[0], res.ProposalResults[1], res.ProposalResults[2]
-	if sent.Status != connector.StatusSent || sent.Result == nil || sent.Result.Item == nil || sent.Result.Item.Type != "poll.vote" ||
+	if sent.Status != discourse.StatusSent || sent.Result == nil || sent.Result.Item == nil || sent.Result.Item.Type != "poll.vote" ||
 		sent.Result.Item.Actor != alice.id {
 		t.Fatalf("granted proposal %+v", sent)
 	}
-	if notGranted.Status != connector.StatusRefused || notGranted.Index != 1 || notGranted.Error.Code != string(plugin.CodeNotGranted) {
+	if notGranted.Status != discourse.StatusRefused || notGranted.Index != 1 || notGranted.Error.Code != string(plugin.CodeNotGranted) {
 		t.Fatalf("proposal without a grant %+v", notGranted)
 	}
-	if notObject.Status != connector.StatusRefused || notObject.Error.Code != connector.CodeInvalidInput ||
+	if notObject.Status != discourse.StatusRefused || notObject.Error.Code != engine.CodeInvalidInput ||
 		!strings.Contains(notObject.Error.Message, "payload") {
 		t.Fatalf("proposal with a non-object payload %+v", notObject)
 	}
 	// The host holds the poll and the one vote, nothing of the refused.
-	tl := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice.RoomTimeline(ctx, alice.sess,
-		connector.RoomTimelineInput{RoomID: roomID, Types: []string{"poll.create", "poll.vote"}, Refresh: true}))
+	tl := must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(alice.RoomTimeline(ctx, alice.sess,
+		discourse.RoomTimelineInput{RoomID: roomID, Types: []string{"poll.create", "poll.vote"}, Refresh: true}))
 	var types []string
 	for _, it := range tl.Items {
 		types = append(types, it.Type)

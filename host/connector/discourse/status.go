@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"apconnect/host/capability"
 	"apconnect/host/client"
 	"apconnect/host/engine"
 	"apconnect/host/identity"
@@ -11,12 +12,16 @@ import (
 	"apconnect/host/store"
 )
 
-// statusRoom resolves a room for the status tools, creating its local row
-// when it is not known (statuses are cached per room).
-func (c *Module) statusRoom(ctx context.Context, host, roomID string) (*roomRef, error) {
+// statusRoom resolves a room for the status tools, checks that its host
+// grants need (and returns a context carrying the grant), and creates its
+// local row when it is not known (statuses are cached per room).
+func (c *Module) statusRoom(ctx context.Context, host, roomID string, need capability.Capability) (context.Context, *roomRef, error) {
 	rr, err := c.resolve(ctx, host, roomID, false)
 	if err != nil {
-		return nil, err
+		return ctx, nil, err
+	}
+	if ctx, err = c.Need(ctx, rr.h.origin, need); err != nil {
+		return ctx, nil, err
 	}
 	if rr.row == nil {
 		now := c.NowMS()
@@ -25,10 +30,10 @@ func (c *Module) statusRoom(ctx context.Context, host, roomID string) (*roomRef,
 			rr.row = row
 			return err
 		}); err != nil {
-			return nil, engine.Wrap(err)
+			return ctx, nil, engine.Wrap(err)
 		}
 	}
-	return rr, nil
+	return ctx, rr, nil
 }
 
 // statusSync returns the room's SyncState when it has verified state.
@@ -78,7 +83,7 @@ func (c *Module) AgentStatusList(ctx context.Context, sess SessionID, in AgentSt
 		}
 		return out, nil
 	}
-	rr, err := c.statusRoom(ctx, in.Host, in.RoomID)
+	ctx, rr, err := c.statusRoom(ctx, in.Host, in.RoomID, capability.DiscourseRead)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +132,7 @@ func (c *Module) AgentStatusGet(ctx context.Context, sess SessionID, in AgentSta
 	if !identity.ValidAgentID(in.AgentID) {
 		return nil, engine.Invalid("agent_id %q is not a valid Agent ID", in.AgentID)
 	}
-	rr, err := c.statusRoom(ctx, in.Host, in.RoomID)
+	ctx, rr, err := c.statusRoom(ctx, in.Host, in.RoomID, capability.DiscourseRead)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +190,7 @@ func (c *Module) AgentStatusSet(ctx context.Context, sess SessionID, in AgentSta
 	if in.State == "" {
 		return nil, engine.Invalid("state must not be empty")
 	}
-	rr, err := c.statusRoom(ctx, in.Host, in.RoomID)
+	ctx, rr, err := c.statusRoom(ctx, in.Host, in.RoomID, capability.DiscourseWrite)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"apconnect/host/capability"
 	"apconnect/host/client"
 	"apconnect/host/engine"
 	"apconnect/host/identity"
@@ -43,6 +44,10 @@ type syncOptions struct {
 // failure when a record failed (the room is then marked and nothing after it
 // is applied), or an error when the host could not be read.
 func (c *Module) syncRoom(ctx context.Context, h *hostState, key int64, roomID string, opt syncOptions) (*room.Failure, error) {
+	ctx, err := c.Need(ctx, h.origin, capability.DiscourseRead)
+	if err != nil {
+		return nil, err
+	}
 	mu := c.locks.Get(syncKey(key))
 	if err := mu.Lock(ctx); err != nil {
 		return nil, err

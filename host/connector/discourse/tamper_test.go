@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"apconnect/host/connector"
+	"apconnect/host/connector/discourse"
+	"apconnect/host/connector/internal/connectortest"
 	"apconnect/host/identity"
 	"apconnect/host/proto/adp"
 )
@@ -25,7 +26,7 @@ func TestTamperedHistoryDetected(t *testing.T) {
 		{"signature byte flipped", func(t *testing.T, target int64) func([]map[string]any) []map[string]any {
 			return func(recs []map[string]any) []map[string]any {
 				for _, r := range recs {
-					if seqOf(r) == target {
+					if connectortest.SeqOf(r) == target {
 						env := r["envelope"].(map[string]any)
 						sig := []byte(env["signature"].(string))
 						if sig[10] == 'A' {
@@ -42,7 +43,7 @@ func TestTamperedHistoryDetected(t *testing.T) {
 		{"record hash changed", func(t *testing.T, target int64) func([]map[string]any) []map[string]any {
 			return func(recs []map[string]any) []map[string]any {
 				for _, r := range recs {
-					if seqOf(r) == target {
+					if connectortest.SeqOf(r) == target {
 						r["hash"] = r["pre_hash"]
 					}
 				}
@@ -52,9 +53,9 @@ func TestTamperedHistoryDetected(t *testing.T) {
 		{"pre_hash broken", func(t *testing.T, target int64) func([]map[string]any) []map[string]any {
 			return func(recs []map[string]any) []map[string]any {
 				for i, r := range recs {
-					if seqOf(r) == target && i > 0 {
+					if connectortest.SeqOf(r) == target && i > 0 {
 						r["pre_hash"] = recs[i-1]["pre_hash"]
-						rehash(t, r)
+						connectortest.Rehash(t, r)
 					}
 				}
 				return recs
@@ -67,13 +68,13 @@ func TestTamperedHistoryDetected(t *testing.T) {
 			// now names the record itself).
 			return func(recs []map[string]any) []map[string]any {
 				for i := range recs {
-					if seqOf(recs[i]) == target && i+1 < len(recs) {
+					if connectortest.SeqOf(recs[i]) == target && i+1 < len(recs) {
 						recs[i]["envelope"], recs[i+1]["envelope"] = recs[i+1]["envelope"], recs[i]["envelope"]
 						for j := i; j < len(recs); j++ {
 							if j > 0 {
 								recs[j]["pre_hash"] = recs[j-1]["hash"]
 							}
-							rehash(t, recs[j])
+							connectortest.Rehash(t, recs[j])
 						}
 					}
 				}
@@ -85,25 +86,25 @@ func TestTamperedHistoryDetected(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := startHub(t)
 			alice := newAgent(t, h, 0xA1, "")
-			p := newProxy(t, h)
-			bob := newAgent(t, h, 0xB0, "", withHTTP(p.client))
+			p := connectortest.NewProxy(t, h)
+			bob := newAgent(t, h, 0xB0, "", withHTTP(p.Client))
 			roomID := createRoom(t, alice, h, "public", nil)
 			say := func(n int) {
 				for i := 0; i < n; i++ {
 					// Each message anchored on the latest record.
-					st := must[*connector.RoomStateResult](t, "agent_protocols_room_state")(alice.RoomState(ctx, alice.sess, connector.RoomStateInput{RoomID: roomID}))
+					st := must[*discourse.RoomStateResult](t, "agent_protocols_room_state")(alice.RoomState(ctx, alice.sess, discourse.RoomStateInput{RoomID: roomID}))
 					seq, hash := st.Sync.SyncedSeq, lastHash(t, alice, roomID, st.Sync.SyncedSeq)
-					must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess,
-						connector.RoomSendMessageInput{RoomID: roomID, Content: fmt.Sprintf("m%d", i), BaseSeq: &seq, BaseHash: &hash}))
+					must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess,
+						discourse.RoomSendMessageInput{RoomID: roomID, Content: fmt.Sprintf("m%d", i), BaseSeq: &seq, BaseHash: &hash}))
 				}
 			}
 			say(3)
-			open := must[*connector.RoomOpenResult](t, "agent_protocols_room_open")(bob.RoomOpen(ctx, bob.sess, connector.RoomOpenInput{Host: h.Origin(), RoomID: roomID}))
+			open := must[*discourse.RoomOpenResult](t, "agent_protocols_room_open")(bob.RoomOpen(ctx, bob.sess, discourse.RoomOpenInput{Host: h.Origin(), RoomID: roomID}))
 			n := open.Sync.SyncedSeq // 4
 			say(3)
 			target := n + 2
-			p.setTamper(tc.tamper(t, target))
-			st := must[*connector.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, connector.RoomStateInput{RoomID: roomID, Refresh: true}))
+			p.SetTamper(tc.tamper(t, target))
+			st := must[*discourse.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, discourse.RoomStateInput{RoomID: roomID, Refresh: true}))
 			v := st.Sync.Verification
 			if v == nil || v.Code != tc.code {
 				t.Fatalf("not detected as %s: %+v", tc.code, v)
@@ -117,21 +118,21 @@ func TestTamperedHistoryDetected(t *testing.T) {
 			if st.Sync.SyncedSeq != wantSynced {
 				t.Fatalf("synced %d, want %d: something was applied from the tampered record on", st.Sync.SyncedSeq, wantSynced)
 			}
-			tl := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(bob.RoomTimeline(ctx, bob.sess, connector.RoomTimelineInput{RoomID: roomID, Limit: 200}))
+			tl := must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(bob.RoomTimeline(ctx, bob.sess, discourse.RoomTimelineInput{RoomID: roomID, Limit: 200}))
 			if last := tl.Items[len(tl.Items)-1].Seq; last != wantSynced {
 				t.Fatalf("timeline reaches %d", last)
 			}
-			if _, err := bob.RoomSendMessage(ctx, bob.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "x"}); code(err) != connector.CodeVerificationFailed {
+			if _, err := bob.RoomSendMessage(ctx, bob.sess, discourse.RoomSendMessageInput{RoomID: roomID, Content: "x"}); code(err) != discourse.CodeVerificationFailed {
 				t.Fatalf("write on a failed room: %v", err)
 			}
 			// Nothing more is applied without a resync, even from a clean host.
-			p.setTamper(nil)
-			tl = must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(bob.RoomTimeline(ctx, bob.sess, connector.RoomTimelineInput{RoomID: roomID}))
+			p.SetTamper(nil)
+			tl = must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(bob.RoomTimeline(ctx, bob.sess, discourse.RoomTimelineInput{RoomID: roomID}))
 			if tl.Sync.Verification == nil || tl.Sync.SyncedSeq != wantSynced {
 				t.Fatalf("applied without a resync: %+v", tl.Sync)
 			}
 			// A clean resync clears the mark.
-			st = must[*connector.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, connector.RoomStateInput{RoomID: roomID, Refresh: true}))
+			st = must[*discourse.RoomStateResult](t, "agent_protocols_room_state")(bob.RoomState(ctx, bob.sess, discourse.RoomStateInput{RoomID: roomID, Refresh: true}))
 			if st.Sync.Verification != nil || st.Sync.SyncedSeq != n+3 {
 				t.Fatalf("after a clean resync: %+v", st.Sync)
 			}
@@ -142,8 +143,8 @@ func TestTamperedHistoryDetected(t *testing.T) {
 // lastHash returns the record hash at seq from a's verified copy of a room.
 func lastHash(t *testing.T, a *agent, roomID string, seq int64) string {
 	t.Helper()
-	tl := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(a.RoomTimeline(ctx, a.sess,
-		connector.RoomTimelineInput{RoomID: roomID, AfterSeq: seq - 1, Limit: 1, IncludeRecords: true}))
+	tl := must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(a.RoomTimeline(ctx, a.sess,
+		discourse.RoomTimelineInput{RoomID: roomID, AfterSeq: seq - 1, Limit: 1, IncludeRecords: true}))
 	if len(tl.Items) != 1 || tl.Items[0].Seq != seq {
 		t.Fatalf("no item at seq %d", seq)
 	}

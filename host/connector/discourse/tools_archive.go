@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 
+	"apconnect/host/capability"
 	"apconnect/host/engine"
 	"apconnect/host/internal/atomicfile"
 	"apconnect/host/proto/adp"
@@ -85,6 +86,9 @@ func ArchiveURI(roomID string) string { return "agent-protocols://rooms/" + room
 func (c *Module) RoomArchive(ctx context.Context, sess SessionID, in RoomArchiveInput) (*RoomArchiveResult, error) {
 	rr, err := c.resolve(ctx, in.Host, in.RoomID, false)
 	if err != nil {
+		return nil, err
+	}
+	if ctx, err = c.Need(ctx, rr.h.origin, capability.DiscourseRead); err != nil {
 		return nil, err
 	}
 	a, err := rr.h.client.DownloadArchive(ctx, rr.roomID)

@@ -23,6 +23,9 @@ func (c *Module) RoomCreate(ctx context.Context, sess SessionID, in RoomCreateIn
 	if err != nil {
 		return nil, err
 	}
+	if ctx, err = c.Need(ctx, h.origin, capability.DiscourseWrite); err != nil {
+		return nil, err
+	}
 	p := map[string]any{"host": h.origin, "topic": in.Topic, "visibility": in.Visibility, "start_time": in.StartTime, "end_time": in.EndTime}
 	if in.Agenda != nil {
 		p["agenda"] = *in.Agenda

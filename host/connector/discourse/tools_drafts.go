@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"apconnect/host/capability"
 	"apconnect/host/engine"
 	"apconnect/host/proto/adp"
 	"apconnect/host/store"
@@ -180,6 +181,9 @@ func (c *Module) DraftCommit(ctx context.Context, sess SessionID, in DraftCommit
 	}
 	d, rr, err := c.draftRoom(ctx, in.DraftID)
 	if err != nil {
+		return nil, err
+	}
+	if ctx, err = c.Need(ctx, rr.h.origin, capability.DiscourseWrite); err != nil {
 		return nil, err
 	}
 	req, err := c.draftRequest(ctx, sess, d, rr, in)

@@ -3,6 +3,7 @@ package discourse
 import (
 	"context"
 
+	"apconnect/host/capability"
 	"apconnect/host/client"
 	"apconnect/host/engine"
 	"apconnect/host/room"
@@ -27,6 +28,9 @@ func (c *Module) remoteTimeline(ctx context.Context, sess SessionID, in RoomTime
 	}
 	rr, err := c.resolve(ctx, in.Host, in.RoomID, false)
 	if err != nil {
+		return nil, err
+	}
+	if ctx, err = c.Need(ctx, rr.h.origin, capability.DiscourseRead); err != nil {
 		return nil, err
 	}
 	limit := in.Limit

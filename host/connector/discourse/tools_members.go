@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"apconnect/host/capability"
 	"apconnect/host/engine"
 	"apconnect/host/identity"
 	"apconnect/host/room"
@@ -23,6 +24,9 @@ func (c *Module) RoomMembersList(ctx context.Context, sess SessionID, in RoomMem
 	}
 	rr, err := c.resolve(ctx, in.Host, in.RoomID, true)
 	if err != nil {
+		return nil, err
+	}
+	if ctx, err = c.Need(ctx, rr.h.origin, capability.DiscourseRead); err != nil {
 		return nil, err
 	}
 	st, err := c.loadStateRow(ctx, rr.row)
@@ -100,6 +104,9 @@ func (c *Module) RoomMemberGet(ctx context.Context, sess SessionID, in RoomMembe
 	}
 	rr, err := c.resolve(ctx, in.Host, in.RoomID, true)
 	if err != nil {
+		return nil, err
+	}
+	if ctx, err = c.Need(ctx, rr.h.origin, capability.DiscourseRead); err != nil {
 		return nil, err
 	}
 	st, err := c.loadStateRow(ctx, rr.row)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"apconnect/host/capability"
 	"apconnect/host/client"
 	"apconnect/host/engine"
 	"apconnect/host/store"
@@ -16,6 +17,9 @@ import (
 func (c *Module) RoomsSearch(ctx context.Context, sess SessionID, in RoomsSearchInput) (*RoomsResult, error) {
 	h, err := c.host(in.Host)
 	if err != nil {
+		return nil, err
+	}
+	if ctx, err = c.Need(ctx, h.origin, capability.DiscourseRead); err != nil {
 		return nil, err
 	}
 	limit := in.Limit
@@ -81,6 +85,9 @@ func (c *Module) RoomsList(ctx context.Context, sess SessionID, in RoomsListInpu
 		if err != nil {
 			return nil, err
 		}
+		if ctx, err = c.Need(ctx, h.origin, capability.DiscourseRead); err != nil {
+			return nil, err
+		}
 		hostFilter = h.origin
 	}
 	limit := in.Limit
@@ -130,6 +137,9 @@ func (c *Module) myRooms(ctx context.Context, in RoomsListInput) (*RoomsResult, 
 	}
 	h, err := c.host(in.Host)
 	if err != nil {
+		return nil, err
+	}
+	if ctx, err = c.Need(ctx, h.origin, capability.DiscourseRead); err != nil {
 		return nil, err
 	}
 	limit := in.Limit
@@ -184,6 +194,9 @@ func (c *Module) RoomOpen(ctx context.Context, sess SessionID, in RoomOpenInput)
 	}
 	rr, err := c.resolve(ctx, in.Host, in.RoomID, false)
 	if err != nil {
+		return nil, err
+	}
+	if ctx, err = c.Need(ctx, rr.h.origin, capability.DiscourseRead); err != nil {
 		return nil, err
 	}
 	now := c.NowMS()
@@ -241,6 +254,9 @@ func (c *Module) RoomOpen(ctx context.Context, sess SessionID, in RoomOpenInput)
 func (c *Module) RoomState(ctx context.Context, sess SessionID, in RoomStateInput) (*RoomStateResult, error) {
 	rr, err := c.resolve(ctx, in.Host, in.RoomID, true)
 	if err != nil {
+		return nil, err
+	}
+	if ctx, err = c.Need(ctx, rr.h.origin, capability.DiscourseRead); err != nil {
 		return nil, err
 	}
 	if in.Subscribe != nil {

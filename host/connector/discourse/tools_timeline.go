@@ -3,6 +3,7 @@ package discourse
 import (
 	"context"
 
+	"apconnect/host/capability"
 	"apconnect/host/engine"
 	"apconnect/host/identity"
 	"apconnect/host/store"
@@ -34,6 +35,9 @@ func (c *Module) RoomTimeline(ctx context.Context, sess SessionID, in RoomTimeli
 	}
 	rr, err := c.resolve(ctx, in.Host, in.RoomID, true)
 	if err != nil {
+		return nil, err
+	}
+	if ctx, err = c.Need(ctx, rr.h.origin, capability.DiscourseRead); err != nil {
 		return nil, err
 	}
 	if in.Refresh {
@@ -142,6 +146,9 @@ func (c *Module) RoomMarkRead(ctx context.Context, sess SessionID, in RoomMarkRe
 	}
 	rr, err := c.resolve(ctx, in.Host, in.RoomID, true)
 	if err != nil {
+		return nil, err
+	}
+	if ctx, err = c.Need(ctx, rr.h.origin, capability.DiscourseRead); err != nil {
 		return nil, err
 	}
 	var cur int64

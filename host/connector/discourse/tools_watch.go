@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"apconnect/host/capability"
 	"apconnect/host/engine"
 	"apconnect/host/proto/adp"
 	"apconnect/host/room"
@@ -40,6 +41,9 @@ const MaxWatchTypes = 64
 func (c *Module) RoomWatch(ctx context.Context, sess SessionID, in RoomWatchInput) (*RoomWatchResult, error) {
 	rr, err := c.resolve(ctx, in.Host, in.RoomID, true)
 	if err != nil {
+		return nil, err
+	}
+	if ctx, err = c.Need(ctx, rr.h.origin, capability.DiscourseRead); err != nil {
 		return nil, err
 	}
 	if in.Types != nil {

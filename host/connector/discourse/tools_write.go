@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"apconnect/host/capability"
 	"apconnect/host/engine"
 	"apconnect/host/identity"
 	"apconnect/host/proto/adp"
@@ -46,6 +47,9 @@ func (c *Module) RoomSendMessage(ctx context.Context, sess SessionID, in RoomSen
 	if err != nil {
 		return nil, err
 	}
+	if ctx, err = c.Need(ctx, rr.h.origin, capability.DiscourseWrite); err != nil {
+		return nil, err
+	}
 	draft := map[string]any{"content": in.Content, "content_type": ct, "mentions": strs(in.Mentions),
 		"references": strs(in.References), "extra": objOrEmpty(in.Extra)}
 	return c.write(ctx, &writeRequest{sess: sess, rr: rr, typ: adp.TypeMessageCreate, payload: pv, mentions: in.Mentions,
@@ -82,6 +86,9 @@ func (c *Module) RoomSubmitEvent(ctx context.Context, sess SessionID, in RoomSub
 	if err != nil {
 		return nil, err
 	}
+	if ctx, err = c.Need(ctx, rr.h.origin, capability.DiscourseWrite); err != nil {
+		return nil, err
+	}
 	if in.Type == adp.TypeTypeDefine {
 		// A plugin pack import becomes the inline definition it brings.
 		if pv, err = c.expandTypeDefine(ctx, rr.h, pv); err != nil {
@@ -102,6 +109,9 @@ func (c *Module) RoomLeave(ctx context.Context, sess SessionID, in RoomLeaveInpu
 	}
 	rr, err := c.resolve(ctx, in.Host, in.RoomID, true)
 	if err != nil {
+		return nil, err
+	}
+	if ctx, err = c.Need(ctx, rr.h.origin, capability.DiscourseWrite); err != nil {
 		return nil, err
 	}
 	res, err := c.write(ctx, &writeRequest{sess: sess, rr: rr, typ: adp.TypeRoomLeave, payload: payload, policy: PolicyHold,
@@ -134,6 +144,9 @@ func (c *Module) JoinRequestReview(ctx context.Context, sess SessionID, in JoinR
 	}
 	rr, err := c.resolve(ctx, in.Host, in.RoomID, true)
 	if err != nil {
+		return nil, err
+	}
+	if ctx, err = c.Need(ctx, rr.h.origin, capability.DiscourseWrite); err != nil {
 		return nil, err
 	}
 	jr, err := rr.h.client.JoinRequest(ctx, rr.roomID, in.RequestID)

@@ -6,18 +6,21 @@ import (
 	"time"
 
 	"apconnect/host/connector"
+	"apconnect/host/connector/discourse"
+	"apconnect/host/connector/internal/connectortest"
+	"apconnect/host/engine"
 	"apconnect/host/room"
 )
 
 func pollRoom(t *testing.T, a *agent, h interface{ Origin() string }) (string, string) {
 	t.Helper()
 	now := time.Now().UnixMilli()
-	in := connector.RoomCreateInput{Host: h.Origin(), Topic: "Poll", Visibility: "public", StartTime: now - 1000, EndTime: now + 3600_000,
+	in := discourse.RoomCreateInput{Host: h.Origin(), Topic: "Poll", Visibility: "public", StartTime: now - 1000, EndTime: now + 3600_000,
 		Policy: map[string]any{"open_roles": []any{"speaker", "observer"}},
 		Types:  []map[string]any{{"use": "adp:deliberation/1.0"}}}
-	res := must[*connector.RoomCreateResult](t, "agent_protocols_room_create")(a.RoomCreate(ctx, a.sess, in))
+	res := must[*discourse.RoomCreateResult](t, "agent_protocols_room_create")(a.RoomCreate(ctx, a.sess, in))
 	roomID := res.Room.RoomID
-	poll := must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(a.RoomSubmitEvent(ctx, a.sess, connector.RoomSubmitEventInput{
+	poll := must[*discourse.WriteResult](t, "agent_protocols_room_submit_event")(a.RoomSubmitEvent(ctx, a.sess, discourse.RoomSubmitEventInput{
 		RoomID: roomID, Type: "poll.create", Payload: map[string]any{"poll_id": "p", "question": "A or B?",
 			"options": []any{map[string]any{"id": "a", "label": "A"}, map[string]any{"id": "b", "label": "B"}}}}))
 	return roomID, poll.Item.EventID
@@ -40,21 +43,21 @@ func TestRoomWatchFollowsWithoutJoining(t *testing.T) {
 	bob := newAgent(t, h, 0xB2, "")
 	dave := newAgent(t, h, 0xD4, "")
 	roomID, pollID := pollRoom(t, alice, h)
-	must[*connector.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, connector.RoomJoinInput{RoomID: roomID, Role: "speaker"}))
+	must[*discourse.RoomJoinResult](t, "agent_protocols_room_join")(bob.RoomJoin(ctx, bob.sess, discourse.RoomJoinInput{RoomID: roomID, Role: "speaker"}))
 
 	// Reading before any watch, then a watch of a type the room lacks.
-	w := must[*connector.RoomWatchResult](t, "agent_protocols_room_watch")(dave.RoomWatch(ctx, dave.sess, connector.RoomWatchInput{RoomID: roomID}))
+	w := must[*discourse.RoomWatchResult](t, "agent_protocols_room_watch")(dave.RoomWatch(ctx, dave.sess, discourse.RoomWatchInput{RoomID: roomID}))
 	if len(w.Types) != 0 || w.Sync.SyncedSeq < 2 {
 		t.Fatalf("read: %+v", w)
 	}
 	for _, bad := range []string{"message.create", "no.such"} {
 		types := []string{bad}
-		if _, err := dave.RoomWatch(ctx, dave.sess, connector.RoomWatchInput{RoomID: roomID, Types: &types}); code(err) != connector.CodeTypeNotDefined {
+		if _, err := dave.RoomWatch(ctx, dave.sess, discourse.RoomWatchInput{RoomID: roomID, Types: &types}); code(err) != discourse.CodeTypeNotDefined {
 			t.Fatalf("watching %s: %v", bad, err)
 		}
 	}
 	types := []string{"poll.vote", "poll.vote"}
-	w = must[*connector.RoomWatchResult](t, "agent_protocols_room_watch")(dave.RoomWatch(ctx, dave.sess, connector.RoomWatchInput{RoomID: roomID, Types: &types}))
+	w = must[*discourse.RoomWatchResult](t, "agent_protocols_room_watch")(dave.RoomWatch(ctx, dave.sess, discourse.RoomWatchInput{RoomID: roomID, Types: &types}))
 	if len(w.Types) != 1 || w.Types[0] != "poll.vote" {
 		t.Fatalf("set: %+v", w)
 	}
@@ -64,7 +67,7 @@ func TestRoomWatchFollowsWithoutJoining(t *testing.T) {
 	dave.Start(bg)
 	vote := func(a *agent, option string) string {
 		t.Helper()
-		r := must[*connector.WriteResult](t, "agent_protocols_room_submit_event")(a.RoomSubmitEvent(ctx, a.sess, connector.RoomSubmitEventInput{
+		r := must[*discourse.WriteResult](t, "agent_protocols_room_submit_event")(a.RoomSubmitEvent(ctx, a.sess, discourse.RoomSubmitEventInput{
 			RoomID: roomID, Type: "poll.vote", Payload: map[string]any{"poll_event_id": pollID, "option_ids": []any{option}}}))
 		return r.Item.EventID
 	}
@@ -73,7 +76,7 @@ func TestRoomWatchFollowsWithoutJoining(t *testing.T) {
 		items := customItems(t, dave)
 		return len(items) == 1 && *items[0].EventID == v1 && items[0].Reason == "watched_type" && items[0].Priority == room.PriorityNormal
 	})
-	st := must[*connector.RoomStateResult](t, "agent_protocols_room_state")(dave.RoomState(ctx, dave.sess, connector.RoomStateInput{RoomID: roomID}))
+	st := must[*discourse.RoomStateResult](t, "agent_protocols_room_state")(dave.RoomState(ctx, dave.sess, discourse.RoomStateInput{RoomID: roomID}))
 	if st.Room.SelfMember != nil {
 		t.Fatalf("dave is a member: %+v", st.Room.SelfMember)
 	}
@@ -84,25 +87,25 @@ func TestRoomWatchFollowsWithoutJoining(t *testing.T) {
 	// A restart keeps the watch.
 	cancel()
 	dave = dave.reopen()
-	w = must[*connector.RoomWatchResult](t, "agent_protocols_room_watch")(dave.RoomWatch(ctx, dave.sess, connector.RoomWatchInput{RoomID: roomID}))
+	w = must[*discourse.RoomWatchResult](t, "agent_protocols_room_watch")(dave.RoomWatch(ctx, dave.sess, discourse.RoomWatchInput{RoomID: roomID}))
 	if len(w.Types) != 1 {
 		t.Fatalf("after a restart: %+v", w)
 	}
 	v2 := vote(alice, "b")
-	must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(dave.RoomTimeline(ctx, dave.sess, connector.RoomTimelineInput{RoomID: roomID, Refresh: true}))
+	must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(dave.RoomTimeline(ctx, dave.sess, discourse.RoomTimelineInput{RoomID: roomID, Refresh: true}))
 	items := customItems(t, dave)
 	if len(items) != 2 || *items[1].EventID != v2 {
 		t.Fatalf("after a restart: %+v", items)
 	}
 	// Dave's own votes make no item; [] stops the watch.
-	must[*connector.RoomJoinResult](t, "agent_protocols_room_join")(dave.RoomJoin(ctx, dave.sess, connector.RoomJoinInput{RoomID: roomID, Role: "speaker"}))
+	must[*discourse.RoomJoinResult](t, "agent_protocols_room_join")(dave.RoomJoin(ctx, dave.sess, discourse.RoomJoinInput{RoomID: roomID, Role: "speaker"}))
 	vote(dave, "a")
 	none := []string{}
-	if w := must[*connector.RoomWatchResult](t, "agent_protocols_room_watch")(dave.RoomWatch(ctx, dave.sess, connector.RoomWatchInput{RoomID: roomID, Types: &none})); len(w.Types) != 0 {
+	if w := must[*discourse.RoomWatchResult](t, "agent_protocols_room_watch")(dave.RoomWatch(ctx, dave.sess, discourse.RoomWatchInput{RoomID: roomID, Types: &none})); len(w.Types) != 0 {
 		t.Fatalf("cleared: %+v", w)
 	}
 	vote(bob, "b")
-	must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(dave.RoomTimeline(ctx, dave.sess, connector.RoomTimelineInput{RoomID: roomID, Refresh: true}))
+	must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(dave.RoomTimeline(ctx, dave.sess, discourse.RoomTimelineInput{RoomID: roomID, Refresh: true}))
 	if items := customItems(t, dave); len(items) != 2 {
 		t.Fatalf("own vote or unwatched vote made an item: %+v", items)
 	}
@@ -117,22 +120,22 @@ func TestRemoteTimelineVerifies(t *testing.T) {
 	alice := newAgent(t, h, 0xA1, "")
 	roomID, _ := pollRoom(t, alice, h)
 	for i := 0; i < 3; i++ {
-		must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess, connector.RoomSendMessageInput{RoomID: roomID, Content: "m"}))
+		must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess, discourse.RoomSendMessageInput{RoomID: roomID, Content: "m"}))
 	}
-	p := newProxy(t, h)
-	bob := newAgent(t, h, 0xB2, "", withHTTP(p.client))
-	got := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(bob.RoomTimeline(ctx, bob.sess, connector.RoomTimelineInput{
-		RoomID: roomID, Source: connector.SourceRemote, AfterSeq: 2, Limit: 2, IncludeRecords: true}))
+	p := connectortest.NewProxy(t, h)
+	bob := newAgent(t, h, 0xB2, "", withHTTP(p.Client))
+	got := must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(bob.RoomTimeline(ctx, bob.sess, discourse.RoomTimelineInput{
+		RoomID: roomID, Source: discourse.SourceRemote, AfterSeq: 2, Limit: 2, IncludeRecords: true}))
 	if len(got.Items) != 2 || got.Items[0].Seq != 3 || got.NextAfterSeq == nil || got.History.Source != "remote" || got.History.FirstSeq != 1 ||
 		got.History.LastSeq != 5 || got.History.Truncated || got.Items[0].Record == nil || got.Sync.HeadSeq != 1 || got.Sync.SyncedSeq != 5 {
 		t.Fatalf("remote: %+v", got)
 	}
-	if row, err := bob.Store().Read().RoomAt(ctx, h.Origin(), roomID); err == nil {
+	if row, err := bob.Store.Read().RoomAt(ctx, h.Origin(), roomID); err == nil {
 		t.Fatalf("a remote read stored the room: %+v", row)
 	}
-	p.setTamper(func(recs []map[string]any) []map[string]any {
+	p.SetTamper(func(recs []map[string]any) []map[string]any {
 		for _, r := range recs {
-			if seqOf(r) == 4 {
+			if connectortest.SeqOf(r) == 4 {
 				env := r["envelope"].(map[string]any)
 				sig := []byte(env["signature"].(string))
 				sig[3] ^= 1
@@ -141,12 +144,12 @@ func TestRemoteTimelineVerifies(t *testing.T) {
 		}
 		return recs
 	})
-	_, err := bob.RoomTimeline(ctx, bob.sess, connector.RoomTimelineInput{RoomID: roomID, Source: connector.SourceRemote})
-	var ce *connector.Error
-	if !asErr(err, &ce) || ce.Code != connector.CodeVerificationFailed || ce.Data["seq"] != int64(4) {
+	_, err := bob.RoomTimeline(ctx, bob.sess, discourse.RoomTimelineInput{RoomID: roomID, Source: discourse.SourceRemote})
+	var ce *engine.Error
+	if !asErr(err, &ce) || ce.Code != discourse.CodeVerificationFailed || ce.Data["seq"] != int64(4) {
 		t.Fatalf("a tampered history: %v (%+v)", err, ce)
 	}
-	if _, err := bob.RoomTimeline(ctx, bob.sess, connector.RoomTimelineInput{RoomID: roomID, Source: connector.SourceRemote, MarkRead: true}); code(err) != connector.CodeInvalidInput {
+	if _, err := bob.RoomTimeline(ctx, bob.sess, discourse.RoomTimelineInput{RoomID: roomID, Source: discourse.SourceRemote, MarkRead: true}); code(err) != engine.CodeInvalidInput {
 		t.Fatalf("remote with mark_read: %v", err)
 	}
 }
@@ -159,25 +162,25 @@ func TestRoomsListScopes(t *testing.T) {
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	bob := newAgent(t, h, 0xB2, "")
-	pub := createRoom(t, alice, h, "public", func(in *connector.RoomCreateInput) { in.Tags = []string{"ops"} })
+	pub := createRoom(t, alice, h, "public", func(in *discourse.RoomCreateInput) { in.Tags = []string{"ops"} })
 	createRoom(t, alice, h, "restricted", nil)
-	known := must[*connector.RoomsResult](t, "agent_protocols_rooms_list")(bob.RoomsList(ctx, bob.sess, connector.RoomsListInput{}))
+	known := must[*discourse.RoomsResult](t, "agent_protocols_rooms_list")(bob.RoomsList(ctx, bob.sess, discourse.RoomsListInput{}))
 	if len(known.Rooms) != 0 {
 		t.Fatalf("bob knows %+v", known)
 	}
-	public := must[*connector.RoomsResult](t, "agent_protocols_rooms_list")(bob.RoomsList(ctx, bob.sess, connector.RoomsListInput{Scope: "public", Host: h.Origin(), Tag: "ops"}))
+	public := must[*discourse.RoomsResult](t, "agent_protocols_rooms_list")(bob.RoomsList(ctx, bob.sess, discourse.RoomsListInput{Scope: "public", Host: h.Origin(), Tag: "ops"}))
 	if len(public.Rooms) != 1 || public.Rooms[0].RoomID != pub || public.Rooms[0].Known {
 		t.Fatalf("public: %+v", public)
 	}
-	mine := must[*connector.RoomsResult](t, "agent_protocols_rooms_list")(alice.RoomsList(ctx, alice.sess, connector.RoomsListInput{Scope: "mine", Host: h.Origin()}))
+	mine := must[*discourse.RoomsResult](t, "agent_protocols_rooms_list")(alice.RoomsList(ctx, alice.sess, discourse.RoomsListInput{Scope: "mine", Host: h.Origin()}))
 	if len(mine.Rooms) != 2 || mine.Rooms[0].Membership == "" || mine.Rooms[0].Role == nil {
 		t.Fatalf("mine: %+v", mine)
 	}
-	byHost := must[*connector.RoomsResult](t, "agent_protocols_rooms_list")(alice.RoomsList(ctx, alice.sess, connector.RoomsListInput{Scope: "known", Host: h.Origin()}))
+	byHost := must[*discourse.RoomsResult](t, "agent_protocols_rooms_list")(alice.RoomsList(ctx, alice.sess, discourse.RoomsListInput{Scope: "known", Host: h.Origin()}))
 	if len(byHost.Rooms) != 2 {
 		t.Fatalf("known on the host: %+v", byHost)
 	}
-	for _, in := range []connector.RoomsListInput{
+	for _, in := range []discourse.RoomsListInput{
 		{Scope: "public"},
 		{Scope: "mine"},
 		{Scope: "public", Host: h.Origin(), Membership: "member"},
@@ -186,11 +189,11 @@ func TestRoomsListScopes(t *testing.T) {
 		{Membership: "left"},
 		{Scope: "everywhere"},
 	} {
-		if _, err := alice.RoomsList(ctx, alice.sess, in); code(err) != connector.CodeInvalidInput {
+		if _, err := alice.RoomsList(ctx, alice.sess, in); code(err) != engine.CodeInvalidInput {
 			t.Errorf("%+v: %v, want invalid_input", in, err)
 		}
 	}
-	if _, err := alice.RoomsList(ctx, alice.sess, connector.RoomsListInput{Host: "https://elsewhere.example"}); code(err) != connector.CodeHostNotAllowed {
+	if _, err := alice.RoomsList(ctx, alice.sess, discourse.RoomsListInput{Host: "https://elsewhere.example"}); code(err) != engine.CodeHostNotAllowed {
 		t.Errorf("an unknown host: %v", err)
 	}
 }

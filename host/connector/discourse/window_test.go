@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"apconnect/host/connector"
+	"apconnect/host/connector/discourse"
+	"apconnect/host/connector/internal/connectortest"
 )
 
 // A catch-up more than a window behind the host leaves the records it
@@ -18,14 +20,14 @@ func TestCatchUpKeepsTheWindow(t *testing.T) {
 	alice := newAgent(t, h, 0xA1, "")
 	roomID := createRoom(t, alice, h, "public", nil)
 	for i := range 45 {
-		must[*connector.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess,
-			connector.RoomSendMessageInput{RoomID: roomID, Content: fmt.Sprint("m", i)}))
+		must[*discourse.WriteResult](t, "agent_protocols_room_send_message")(alice.RoomSendMessage(ctx, alice.sess,
+			discourse.RoomSendMessageInput{RoomID: roomID, Content: fmt.Sprint("m", i)}))
 	}
 	const last = 46 // room.create and 45 messages
 	window := func(t *testing.T, bob *agent) []int64 {
 		t.Helper()
-		tl := must[*connector.RoomTimelineResult](t, "agent_protocols_room_timeline")(bob.RoomTimeline(ctx, bob.sess,
-			connector.RoomTimelineInput{RoomID: roomID, Limit: 200}))
+		tl := must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(bob.RoomTimeline(ctx, bob.sess,
+			discourse.RoomTimelineInput{RoomID: roomID, Limit: 200}))
 		var seqs []int64
 		for _, it := range tl.Items {
 			seqs = append(seqs, it.Seq)
@@ -43,7 +45,7 @@ func TestCatchUpKeepsTheWindow(t *testing.T) {
 
 	t.Run("to the end", func(t *testing.T) {
 		bob := newAgent(t, h, 0xB0, "", small)
-		open := must[*connector.RoomOpenResult](t, "agent_protocols_room_open")(bob.RoomOpen(ctx, bob.sess, connector.RoomOpenInput{Host: h.Origin(), RoomID: roomID}))
+		open := must[*discourse.RoomOpenResult](t, "agent_protocols_room_open")(bob.RoomOpen(ctx, bob.sess, discourse.RoomOpenInput{Host: h.Origin(), RoomID: roomID}))
 		if open.Sync.SyncedSeq != last {
 			t.Fatalf("synced %d, want %d", open.Sync.SyncedSeq, last)
 		}
@@ -53,10 +55,10 @@ func TestCatchUpKeepsTheWindow(t *testing.T) {
 	})
 	t.Run("ended early", func(t *testing.T) {
 		const bad = 30
-		p := newProxy(t, h)
-		p.setTamper(func(recs []map[string]any) []map[string]any {
+		p := connectortest.NewProxy(t, h)
+		p.SetTamper(func(recs []map[string]any) []map[string]any {
 			for _, r := range recs {
-				if seqOf(r) == bad {
+				if connectortest.SeqOf(r) == bad {
 					env := r["envelope"].(map[string]any)
 					sig := []byte(env["signature"].(string))
 					sig[10] ^= 'A' ^ 'B'
@@ -65,8 +67,8 @@ func TestCatchUpKeepsTheWindow(t *testing.T) {
 			}
 			return recs
 		})
-		bob := newAgent(t, h, 0xB1, "", small, withHTTP(p.client))
-		open := must[*connector.RoomOpenResult](t, "agent_protocols_room_open")(bob.RoomOpen(ctx, bob.sess, connector.RoomOpenInput{Host: h.Origin(), RoomID: roomID}))
+		bob := newAgent(t, h, 0xB1, "", small, withHTTP(p.Client))
+		open := must[*discourse.RoomOpenResult](t, "agent_protocols_room_open")(bob.RoomOpen(ctx, bob.sess, discourse.RoomOpenInput{Host: h.Origin(), RoomID: roomID}))
 		if open.Sync.SyncedSeq != bad-1 || open.Sync.Verification == nil {
 			t.Fatalf("sync %+v, want a failure at %d", open.Sync, bad)
 		}

@@ -8,6 +8,8 @@ import (
 
 	"apconnect/host/config"
 	"apconnect/host/connector"
+	"apconnect/host/connector/profile"
+	"apconnect/host/engine"
 	"apconnect/host/hub/hubtest"
 )
 
@@ -21,11 +23,11 @@ func withSecondHost(h2 *hubtest.Hub) agentOpt {
 
 func publish(t *testing.T, a *agent, svc, name string) {
 	t.Helper()
-	must[*connector.ProfileUpdateResult](t, "agent_protocols_profile_update")(a.ProfileUpdate(ctx, a.sess,
-		connector.ProfileUpdateInput{ProfileService: svc, Profile: map[string]any{"name": name}}))
+	must[*profile.ProfileUpdateResult](t, "agent_protocols_profile_update")(a.ProfileUpdate(ctx, a.sess,
+		profile.ProfileUpdateInput{ProfileService: svc, Profile: map[string]any{"name": name}}))
 }
 
-func profileNames(r *connector.ProfilesGetResult) []string {
+func profileNames(r *profile.ProfilesGetResult) []string {
 	var out []string
 	for _, raw := range r.Profiles {
 		var d struct {
@@ -49,23 +51,23 @@ func TestProfilesGetPinsAcrossServicesAndRestarts(t *testing.T) {
 	publish(t, alice, h1.Origin(), "Alice, old")
 	publish(t, alice, h2.Origin(), "Alice, new") // a greater nonce: the latest
 
-	got := must[*connector.ProfilesGetResult](t, "agent_protocols_profiles_get")(bob.ProfilesGet(ctx, bob.sess,
-		connector.ProfilesGetInput{ProfileService: h2.Origin(), IDs: []string{alice.id}}))
+	got := must[*profile.ProfilesGetResult](t, "agent_protocols_profiles_get")(bob.ProfilesGet(ctx, bob.sess,
+		profile.ProfilesGetInput{ProfileService: h2.Origin(), IDs: []string{alice.id}}))
 	if names := profileNames(got); len(names) != 1 || names[0] != "Alice, new" || got.ProfileService != h2.Origin() {
 		t.Fatalf("from the newer service: %+v", got)
 	}
-	pinned, err := bob.Store().Read().Profile(ctx, alice.id)
+	pinned, err := bob.Store.Read().Profile(ctx, alice.id)
 	if err != nil || !strings.Contains(string(pinned.Document), "Alice, new") {
 		t.Fatalf("pin %v, %v", pinned, err)
 	}
 	stale := func(b *agent) {
 		t.Helper()
-		_, err := b.ProfilesGet(ctx, b.sess, connector.ProfilesGetInput{ProfileService: h1.Origin(), IDs: []string{alice.id}})
-		var ce *connector.Error
-		if !asErr(err, &ce) || ce.Code != connector.CodeStaleProfile || ce.Data["pinned_nonce"] == nil || ce.Data["served_nonce"] == nil {
+		_, err := b.ProfilesGet(ctx, b.sess, profile.ProfilesGetInput{ProfileService: h1.Origin(), IDs: []string{alice.id}})
+		var ce *engine.Error
+		if !asErr(err, &ce) || ce.Code != profile.CodeStaleProfile || ce.Data["pinned_nonce"] == nil || ce.Data["served_nonce"] == nil {
 			t.Fatalf("the older service's profile: %v, want stale_profile with both nonces", err)
 		}
-		p, err := b.Store().Read().Profile(ctx, alice.id)
+		p, err := b.Store.Read().Profile(ctx, alice.id)
 		if err != nil || p.Nonce != pinned.Nonce || p.EventID != pinned.EventID {
 			t.Fatalf("the pin moved: %+v, %v", p, err)
 		}
@@ -74,18 +76,18 @@ func TestProfilesGetPinsAcrossServicesAndRestarts(t *testing.T) {
 	bob = bob.reopen(withSecondHost(h2))
 	stale(bob)
 	// The newer service still answers, from the pin.
-	again := must[*connector.ProfilesGetResult](t, "agent_protocols_profiles_get")(bob.ProfilesGet(ctx, bob.sess,
-		connector.ProfilesGetInput{ProfileService: h2.Origin(), IDs: []string{alice.id}}))
+	again := must[*profile.ProfilesGetResult](t, "agent_protocols_profiles_get")(bob.ProfilesGet(ctx, bob.sess,
+		profile.ProfilesGetInput{ProfileService: h2.Origin(), IDs: []string{alice.id}}))
 	if names := profileNames(again); len(names) != 1 || names[0] != "Alice, new" {
 		t.Fatalf("after the restart: %+v", again)
 	}
 	// History reads never move the pin, whatever they show.
-	hist := must[*connector.ProfileHistoryResult](t, "agent_protocols_profile_history")(bob.ProfileHistory(ctx, bob.sess,
-		connector.ProfileHistoryInput{ProfileService: h1.Origin(), AgentID: alice.id}))
+	hist := must[*profile.ProfileHistoryResult](t, "agent_protocols_profile_history")(bob.ProfileHistory(ctx, bob.sess,
+		profile.ProfileHistoryInput{ProfileService: h1.Origin(), AgentID: alice.id}))
 	if len(hist.Envelopes) != 1 {
 		t.Fatalf("history on the older service: %+v", hist)
 	}
-	if p, _ := bob.Store().Read().Profile(ctx, alice.id); p.EventID != pinned.EventID {
+	if p, _ := bob.Store.Read().Profile(ctx, alice.id); p.EventID != pinned.EventID {
 		t.Fatal("a history read moved the pin")
 	}
 }
@@ -98,13 +100,13 @@ func TestProfilesGetBatches(t *testing.T) {
 	p := newProxy(t, h)
 	var mu sync.Mutex
 	paths := map[string]int{}
-	p.rewrite = func(path string, body []byte) []byte {
+	p.Rewrite = func(path string, body []byte) []byte {
 		mu.Lock()
 		paths[path]++
 		mu.Unlock()
 		return body
 	}
-	reader := newAgent(t, h, 0xB2, "", withHTTP(p.client))
+	reader := newAgent(t, h, 0xB2, "", withHTTP(p.Client))
 	var ids []string
 	for i := byte(0); i < 5; i++ {
 		a := newAgent(t, h, 0x10+i, "")
@@ -112,8 +114,8 @@ func TestProfilesGetBatches(t *testing.T) {
 		ids = append(ids, a.id)
 	}
 	nobody := hubtest.NewAgent(0x77).Signer.AgentID()
-	in := connector.ProfilesGetInput{IDs: append(append([]string{}, ids...), nobody)}
-	got := must[*connector.ProfilesGetResult](t, "agent_protocols_profiles_get")(reader.ProfilesGet(ctx, reader.sess, in))
+	in := profile.ProfilesGetInput{IDs: append(append([]string{}, ids...), nobody)}
+	got := must[*profile.ProfilesGetResult](t, "agent_protocols_profiles_get")(reader.ProfilesGet(ctx, reader.sess, in))
 	if len(got.Profiles) != 5 || len(got.Missing) != 1 || got.Missing[0] != nobody || got.ProfileService != h.Origin() {
 		t.Fatalf("batch: %+v", got)
 	}
@@ -141,11 +143,11 @@ func TestProfilesGetBatches(t *testing.T) {
 		t.Fatalf("first read: %d batch and %d history requests, want 1 and 5", b, hh)
 	}
 	// Pinned and unchanged: one batch request, no envelope read again.
-	must[*connector.ProfilesGetResult](t, "agent_protocols_profiles_get")(reader.ProfilesGet(ctx, reader.sess, in))
+	must[*profile.ProfilesGetResult](t, "agent_protocols_profiles_get")(reader.ProfilesGet(ctx, reader.sess, in))
 	if b, hh := count(); b != 2 || hh != 5 {
 		t.Fatalf("second read: %d batch and %d history requests, want 2 and 5", b, hh)
 	}
-	if _, err := reader.ProfilesGet(ctx, reader.sess, connector.ProfilesGetInput{IDs: []string{"did:agent:nope"}}); code(err) != connector.CodeInvalidInput {
+	if _, err := reader.ProfilesGet(ctx, reader.sess, profile.ProfilesGetInput{IDs: []string{"did:agent:nope"}}); code(err) != engine.CodeInvalidInput {
 		t.Fatalf("an invalid id: %v", err)
 	}
 }
@@ -159,19 +161,19 @@ func TestProfileHistoryVerifiesEveryEnvelope(t *testing.T) {
 	publish(t, alice, h.Origin(), "v1")
 	publish(t, alice, h.Origin(), "v2")
 	p := newProxy(t, h)
-	reader := newAgent(t, h, 0xB2, "", withHTTP(p.client))
-	page := must[*connector.ProfileHistoryResult](t, "agent_protocols_profile_history")(reader.ProfileHistory(ctx, reader.sess,
-		connector.ProfileHistoryInput{AgentID: alice.id, Limit: 1}))
+	reader := newAgent(t, h, 0xB2, "", withHTTP(p.Client))
+	page := must[*profile.ProfileHistoryResult](t, "agent_protocols_profile_history")(reader.ProfileHistory(ctx, reader.sess,
+		profile.ProfileHistoryInput{AgentID: alice.id, Limit: 1}))
 	if len(page.Envelopes) != 1 || page.NextCursor == "" || page.Envelopes[0].Event.Nonce == 0 {
 		t.Fatalf("page 1: %+v", page)
 	}
-	next := must[*connector.ProfileHistoryResult](t, "agent_protocols_profile_history")(reader.ProfileHistory(ctx, reader.sess,
-		connector.ProfileHistoryInput{AgentID: alice.id, Limit: 1, Cursor: page.NextCursor}))
+	next := must[*profile.ProfileHistoryResult](t, "agent_protocols_profile_history")(reader.ProfileHistory(ctx, reader.sess,
+		profile.ProfileHistoryInput{AgentID: alice.id, Limit: 1, Cursor: page.NextCursor}))
 	if len(next.Envelopes) != 1 || next.Envelopes[0].Event.Nonce >= page.Envelopes[0].Event.Nonce {
 		t.Fatalf("page 2: %+v", next)
 	}
-	p.mu.Lock()
-	p.rewrite = func(path string, body []byte) []byte {
+	p.Lock()
+	p.Rewrite = func(path string, body []byte) []byte {
 		if !strings.HasSuffix(path, "/events") || !strings.Contains(path, "/profiles/") {
 			return body
 		}
@@ -188,9 +190,9 @@ func TestProfileHistoryVerifiesEveryEnvelope(t *testing.T) {
 		out, _ := json.Marshal(doc)
 		return out
 	}
-	p.mu.Unlock()
-	_, err := reader.ProfileHistory(ctx, reader.sess, connector.ProfileHistoryInput{AgentID: alice.id})
-	if c := code(err); c == "" || c == connector.CodeInternal {
+	p.Unlock()
+	_, err := reader.ProfileHistory(ctx, reader.sess, profile.ProfileHistoryInput{AgentID: alice.id})
+	if c := code(err); c == "" || c == engine.CodeInternal {
 		t.Fatalf("a tampered envelope: %v, want a verification error", err)
 	}
 }

@@ -1,4 +1,8 @@
-package discourse_test
+// Package connectortest holds what the protocol modules' tests share: a
+// real hub to run against, a connector built on a fresh home, a TLS proxy
+// in front of the hub that can tamper with what it serves, and result
+// checks against the catalog's output schemas.
+package connectortest
 
 import (
 	"bytes"
@@ -22,40 +26,40 @@ import (
 	"apconnect/host/proto/adp"
 )
 
-// proxy is a TLS reverse proxy between a connector and the hub that can
+// Proxy is a TLS reverse proxy between a connector and the hub that can
 // tamper with what the hub serves: history pages rewritten, live streams
 // cut, write responses lost, writes delayed behind another agent's.
-type proxy struct {
+type Proxy struct {
 	t      testing.TB
 	hub    *hubtest.Hub
 	srv    *httptest.Server
 	rp     *httputil.ReverseProxy
 	mu     sync.Mutex
-	tamper func(recs []map[string]any) []map[string]any // history pages
-	// dropPosts answers room writes with a cut connection after the hub
+	tamperFn func(recs []map[string]any) []map[string]any // history pages
+	// DropPosts answers room writes with a cut connection after the hub
 	// accepted them (the response is lost).
-	dropPosts atomic.Bool
-	// blackholePosts cuts room writes without forwarding them.
-	blackholePosts atomic.Bool
-	// refusePosts answers room writes with timestamp_out_of_window without
+	DropPosts atomic.Bool
+	// BlackholePosts cuts room writes without forwarding them.
+	BlackholePosts atomic.Bool
+	// RefusePosts answers room writes with timestamp_out_of_window without
 	// forwarding them (a host that no longer remembers the envelope).
-	refusePosts atomic.Bool
-	// blockLive refuses live streams (503).
-	blockLive atomic.Bool
-	// cutLiveAfter cuts each live stream after this many room.event items
+	RefusePosts atomic.Bool
+	// BlockLive refuses live streams (503).
+	BlockLive atomic.Bool
+	// CutLiveAfter cuts each live stream after this many room.event items
 	// (0: never).
-	cutLiveAfter atomic.Int64
+	CutLiveAfter atomic.Int64
 	// rewrite, when set, may replace the body of any successful response
 	// other than a live stream.
-	rewrite func(path string, body []byte) []byte
-	// beforePost runs before a room write is forwarded.
-	beforePost func()
-	posts      atomic.Int64
+	Rewrite func(path string, body []byte) []byte
+	// BeforePost runs before a room write is forwarded.
+	BeforePost func()
+	Posts      atomic.Int64
 }
 
-func newProxy(t testing.TB, h *hubtest.Hub) *proxy {
+func NewProxy(t testing.TB, h *hubtest.Hub) *Proxy {
 	target, _ := url.Parse(h.Origin())
-	p := &proxy{t: t, hub: h}
+	p := &Proxy{t: t, hub: h}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        func(r *httputil.ProxyRequest) { r.SetURL(target); r.Out.Host = r.In.Host },
 		Transport:      h.Client.Transport,
@@ -70,9 +74,9 @@ func newProxy(t testing.TB, h *hubtest.Hub) *proxy {
 	return p
 }
 
-// client is the connector's HTTPClient option: every request to the hub's
+// Client is the connector's HTTPClient option: every request to the hub's
 // origin goes to the proxy, which presents its own certificate.
-func (p *proxy) client(origin string, _ *x509.CertPool) (*http.Client, error) {
+func (p *Proxy) Client(origin string, _ *x509.CertPool) (*http.Client, error) {
 	pool := x509.NewCertPool()
 	pool.AddCert(p.srv.Certificate())
 	addr := p.srv.Listener.Addr().String()
@@ -86,37 +90,37 @@ func (p *proxy) client(origin string, _ *x509.CertPool) (*http.Client, error) {
 	return &http.Client{Transport: tr}, nil
 }
 
-func (p *proxy) setTamper(f func(recs []map[string]any) []map[string]any) {
+func (p *Proxy) SetTamper(f func(recs []map[string]any) []map[string]any) {
 	p.mu.Lock()
-	p.tamper = f
+	p.tamperFn = f
 	p.mu.Unlock()
 }
 
-func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	isLive := strings.HasSuffix(r.URL.Path, "/events/live")
 	isPost := r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/rooms/") && strings.Count(r.URL.Path, "/") == 3
-	if isLive && p.blockLive.Load() {
+	if isLive && p.BlockLive.Load() {
 		http.Error(w, `{"error":{"code":"unavailable","message":"blocked by test proxy"}}`, http.StatusServiceUnavailable)
 		return
 	}
 	if isPost {
-		p.posts.Add(1)
+		p.Posts.Add(1)
 		p.mu.Lock()
-		before := p.beforePost
+		before := p.BeforePost
 		p.mu.Unlock()
 		if before != nil {
 			before()
 		}
-		if p.blackholePosts.Load() {
+		if p.BlackholePosts.Load() {
 			panic(http.ErrAbortHandler)
 		}
-		if p.refusePosts.Load() {
+		if p.RefusePosts.Load() {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
 			_, _ = w.Write([]byte(`{"error":{"code":"timestamp_out_of_window","message":"created_at is outside the live-write window"}}`))
 			return
 		}
-		if p.dropPosts.Load() {
+		if p.DropPosts.Load() {
 			rec := httptest.NewRecorder()
 			p.rp.ServeHTTP(rec, r)
 			panic(http.ErrAbortHandler) // the hub accepted it; the client never hears
@@ -126,16 +130,16 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // modify rewrites history pages and wraps live streams.
-func (p *proxy) modify(resp *http.Response) error {
+func (p *Proxy) modify(resp *http.Response) error {
 	path := resp.Request.URL.Path
 	if strings.HasSuffix(path, "/events/live") {
-		if n := p.cutLiveAfter.Load(); n > 0 {
+		if n := p.CutLiveAfter.Load(); n > 0 {
 			resp.Body = &cutStream{r: resp.Body, after: int(n)}
 		}
 		return nil
 	}
 	p.mu.Lock()
-	tamper, rewrite := p.tamper, p.rewrite
+	tamper, rewrite := p.tamperFn, p.Rewrite
 	p.mu.Unlock()
 	if rewrite != nil && resp.StatusCode == http.StatusOK {
 		body, err := io.ReadAll(resp.Body)
@@ -212,21 +216,26 @@ func (c *cutStream) Read(b []byte) (int, error) {
 func (c *cutStream) Close() error { return c.r.Close() }
 
 // seqOf returns a record map's seq.
-func seqOf(r map[string]any) int64 {
+func SeqOf(r map[string]any) int64 {
 	n, _ := r["seq"].(json.Number).Int64()
 	return n
 }
 
 // rehash recomputes a record map's hash from its fields.
-func rehash(t testing.TB, r map[string]any) {
+func Rehash(t testing.TB, r map[string]any) {
 	t.Helper()
 	pre, _ := r["pre_hash"].(string)
 	env, _ := r["envelope"].(map[string]any)
 	envHash, _ := env["hash"].(string)
 	acc, _ := r["accepted_at"].(json.Number).Int64()
-	h, err := adp.RecordHash(r["room_id"].(string), seqOf(r), pre, envHash, acc)
+	h, err := adp.RecordHash(r["room_id"].(string), SeqOf(r), pre, envHash, acc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r["hash"] = h
 }
+
+// Lock and Unlock guard Rewrite and BeforePost, which a test may set while
+// the proxy serves.
+func (p *Proxy) Lock()   { p.mu.Lock() }
+func (p *Proxy) Unlock() { p.mu.Unlock() }
