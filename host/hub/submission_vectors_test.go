@@ -51,6 +51,80 @@ func (bareHandler) Replay(context.Context, *sql.Tx, *hubhttp.Accepted) (*hubhttp
 	return &hubhttp.Result{Body: map[string]any{}}, nil
 }
 
+// barePipeline is the hub's live-write pipeline on a fresh database, on
+// clock, with the given window and the default nonce cache validity.
+func barePipeline(t *testing.T, clock *hubtest.Clock, window time.Duration) (*hubhttp.Pipeline, *hubdb.DB) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := hubdb.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	p := &hubhttp.Pipeline{DB: db, Clock: clock.Now, Window: window}
+	if err := p.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return p, db
+}
+
+// The replay boundary (the SDK 0.12.6 test
+// shared_replay_boundary_covers_the_last_live_millisecond; its vector
+// section is in no copy of the vector file we could obtain, so the values
+// are derived from the SDK's constants: a 300 s window and a nonce cache
+// valid for two windows, DEFAULT_NONCE_TTL_MS). An envelope signed a whole
+// window ahead of the hub clock stays live until created_at + window, two
+// windows after its acceptance; once accepted history no longer holds it,
+// the nonce cache must still refuse it up to and including that last live
+// millisecond, and the window refuses it after.
+func TestReplayBoundaryCoversTheLastLiveMillisecond(t *testing.T) {
+	t.Parallel()
+	const window = 300 * time.Second
+	accepted := time.UnixMilli(1779753600000)
+	created := accepted.Add(window)
+	clock := hubtest.NewClock(accepted)
+	p, db := barePipeline(t, clock, window)
+	a := hubtest.NewAgent(7)
+	body := a.SignJSON(t, identity.Event{Protocol: identity.ProtocolProfile, Type: "profile.update", CreatedAt: created.UnixMilli(),
+		Nonce: created.UnixMilli(), Payload: map[string]any{"id": a.ID, "name": "Boundary"}})
+	ctx := context.Background()
+	submit := func() string {
+		out, err := p.Submit(ctx, httptest.NewRequest(http.MethodPost, "/", nil), body, bareHandler{})
+		switch {
+		case err != nil:
+			return hubhttp.AsError(err).Code
+		case out.Replayed:
+			return "resubmission"
+		}
+		return "accepted"
+	}
+	if got := submit(); got != "accepted" {
+		t.Fatalf("first submission: %s", got)
+	}
+	if err := db.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM accepted_envelopes`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	lastLive := created.Add(window)
+	for _, step := range []struct {
+		at   time.Time
+		want string
+	}{
+		{accepted.Add(time.Millisecond), identity.CodeNonceNotGreater},
+		{created, identity.CodeNonceNotGreater},
+		{lastLive.Add(-time.Millisecond), identity.CodeNonceNotGreater},
+		{lastLive, identity.CodeNonceNotGreater},
+		{lastLive.Add(time.Millisecond), identity.CodeTimestampOutOfWindow},
+	} {
+		clock.Set(step.at)
+		if got := submit(); got != step.want {
+			t.Errorf("replayed %s after acceptance: %s, want %s", step.at.Sub(accepted), got, step.want)
+		}
+	}
+}
+
 // The hub's live-write pipeline resolves the submission vectors' steps as
 // listed: exact resubmissions answered from accepted history, stale writes
 // refused by the window once history no longer holds them, reused or
@@ -73,16 +147,8 @@ func TestSubmissionVectors(t *testing.T) {
 		t.Fatal("the vectors have no submissions section")
 	}
 	ctx := context.Background()
-	db, err := hubdb.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
 	clock := hubtest.NewClock(time.UnixMilli(sub.Steps[0].NowMS))
-	p := &hubhttp.Pipeline{DB: db, Clock: clock.Now, Window: time.Duration(sub.WindowMS) * time.Millisecond}
-	if err := p.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
+	p, db := barePipeline(t, clock, time.Duration(sub.WindowMS)*time.Millisecond)
 	hashes := map[string]string{}
 	for name, raw := range sub.Envelopes {
 		env, err := identity.ParseEnvelope(raw)
