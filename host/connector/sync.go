@@ -319,13 +319,20 @@ func (c *Connector) applyPrepared(ctx context.Context, h *hostState, key int64, 
 		if err != nil {
 			return 0, nil, wrap(err)
 		}
+		// Every envelope the room's verified records carry, for the
+		// batch's hashes: a replayed envelope is refused however long ago
+		// its first record left the window.
+		envs, err := c.store.Read().EnvelopeSeqs(ctx, key, prep.EnvelopeIDs())
+		if err != nil {
+			return 0, nil, wrap(err)
+		}
 		res := h.proc.ProcessPrepared(st, prep, room.Options{Known: func(seq int64) (string, bool) {
 			if hash, ok := skip.hash(seq); ok {
 				return hash, true
 			}
 			hash, ok, _ := c.store.Read().RecordHash(ctx, key, seq)
 			return hash, ok
-		}})
+		}, Envelopes: room.EnvelopeSeqs(envs).Lookup})
 		if len(res.Applied) == 0 && res.Failure == nil {
 			return 0, nil, nil
 		}
