@@ -27,11 +27,6 @@ func asObject(v any, ptr, code, what string) (object, error) {
 
 func (o object) at(key string) string { return o.ptr + "/" + itext.EscapePointer(key) }
 
-func (o object) has(key string) bool {
-	_, ok := o.m[key]
-	return ok
-}
-
 // closed fails on a member outside allowed.
 func (o object) closed(what string, allowed ...string) error {
 	for k := range o.m {
