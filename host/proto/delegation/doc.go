@@ -25,6 +25,8 @@
 //     ValidateAudience, the authoritative-read rule
 //     (CheckPrincipalResolution), aliases; parsing (ParsePrincipalDocument,
 //     PrincipalID for a copy) and JSON.
+//   - resolve.go: ResolvePrincipal, the two-read resolution over a
+//     PrincipalReader the caller supplies (the package does no I/O).
 //   - event.go: grant and revoke payloads, ValidID, ValidateGrantPayload,
 //     ValidateEnvelope (the checked Event), and the builders GrantEvent and
 //     RevokeEvent.
@@ -49,8 +51,8 @@
 // POST {delegations}: parse the envelope (identity.ParseEnvelope); an exact
 // resubmission of an accepted envelope returns the credential as it stood
 // after it; otherwise apply the live identity window and nonce, resolve the
-// event's principal_id at its own URL (a read no older than
-// MaxPrincipalAge, CheckPrincipalResolution on the final URL), then
+// event's principal_id (ResolvePrincipal, or a cached result no older than
+// MaxPrincipalAge), then
 // CheckAcceptance with the service clock and the credential stored under
 // the delegation id, Materialize, and commit the record and credential
 // atomically, in acceptance order. Credentials are keyed by delegation id
@@ -62,9 +64,8 @@
 //
 // # How a client uses it
 //
-// Resolve a principal (follow at most MaxPrincipalRedirects HTTPS
-// redirects; when PrincipalID of the body is not the final URL, read that id
-// once more), ParsePrincipalDocument and CheckPrincipalResolution. Sign with
+// Resolve a principal with ResolvePrincipal, whose reader follows at most
+// MaxPrincipalRedirects HTTPS redirects within the time and size bounds. Sign with
 // GrantEvent or RevokeEvent after CheckEventAuthority. Verify a credential
 // with VerifyCredential against the records of its service, found through
 // the principal's delegation_service (ResolveEndpoints), never through a URL
