@@ -33,6 +33,8 @@ type check struct {
 	Name   string      `json:"name"`
 	Status checkStatus `json:"status"`
 	Detail string      `json:"detail"`
+	// Origin is set on the "grants …" rows: one origin's effective grants.
+	Origin *originReport `json:"origin,omitempty"`
 }
 
 type checks []check
@@ -44,13 +46,19 @@ func (cs *checks) add(name string, st checkStatus, format string, args ...any) {
 func init() {
 	register(&command{
 		name:    "doctor",
-		summary: "check the config, keys, permissions, every configured host and plugin",
+		summary: "check the config, keys, permissions, every configured host, its grants and plugins",
 		usage:   "doctor [--home DIR] [--json] [--timeout D]",
 		detail: `Checks the apconnect home: the config file, each identity's key file (present,
 mode 0600, readable; decrypted when APCONNECT_PASSPHRASE or the identity's
 passphrase_file provides the passphrase), and each configured ADP host and
 profile service: reachable over HTTPS with its ca_file, and serving a valid
-discovery document for its own origin; and each configured plugin: loaded as
+discovery document for its own origin. A [[hosts]] entry is an origin that
+may offer any of the five services: doctor reads /.well-known/agent-discourse,
+agent-profile, agent-mail, agent-knowledge and agent-delegation there (a 404
+means the service is not offered, not a failure; an origin offering none
+fails). It then prints each origin's effective grants (a "grants" row each
+in --json, with an "origin" object) and warns when a grant names a protocol
+the origin announces no service for. And each configured plugin: loaded as
 apconnect mcp loads it (digest pinned, grants, limits, description), with
 what it validates, watches and adds, or the reason it is refused. Loading
 compiles each enabled plugin into the home's compilation cache
@@ -118,22 +126,11 @@ func runDoctor(ctx context.Context, homeFlagValue string, timeout time.Duration)
 	if len(cfg.Hosts) == 0 {
 		cs.add("hosts", statusWarn, "no ADP host is configured; add one with `apconnect init --host URL` or in config.toml")
 	}
-	for _, h := range cfg.Hosts {
-		name := fmt.Sprintf("host %s", h.Label)
-		pool, err := cfg.CAPool(&h)
-		if err != nil {
-			cs.add(name, statusFail, "%v", err)
-			continue
-		}
-		cctx, cancel := context.WithTimeout(ctx, timeout)
-		d, err := client.FetchDiscovery(cctx, client.NewHTTPClient(pool, timeout), h.URL, "agent-discourse", "agent-discourse/1.0")
-		cancel()
-		if err != nil {
-			cs.add(name, statusFail, "%s: %s", h.URL, oneLine(err.Error()))
-			continue
-		}
-		cs.add(name, statusOK, "%s: %s, features: %s", h.URL, d.Protocol, strings.Join(d.Features, ", "))
+	var hosts []*originReport
+	for i := range cfg.Hosts {
+		hosts = append(hosts, checkHost(ctx, &cs, cfg, &cfg.Hosts[i], timeout))
 	}
+	addGrantRows(&cs, cfg, hosts)
 	checkPlugins(ctx, &cs, cfg)
 	return cs
 }
@@ -207,13 +204,16 @@ func checkIdentity(ctx context.Context, cs *checks, cfg *config.Config, id confi
 	}
 	for _, svc := range id.ProfileServices {
 		cctx, cancel := context.WithTimeout(ctx, timeout)
-		_, err := client.FetchDiscovery(cctx, client.NewHTTPClient(profilePool(cfg, svc), timeout), svc, "agent-profile", "agent-profile/1.0")
+		hc := client.NewHTTPClient(profilePool(cfg, svc), timeout)
+		_, err := client.FetchDiscovery(cctx, hc, svc, "agent-profile", "agent-profile/1.0")
+		hc.CloseIdleConnections()
 		cancel()
 		if err != nil {
 			cs.add(name+" profiles", statusFail, "%s: %s", svc, oneLine(err.Error()))
 		} else {
 			cs.add(name+" profiles", statusOK, "%s: agent-profile/1.0", svc)
 		}
+		checkProfileGrant(cs, cfg, &id, svc)
 	}
 }
 
@@ -231,16 +231,19 @@ func profilePool(cfg *config.Config, origin string) *x509.CertPool {
 	return pool
 }
 
-// printChecks prints the table. Names and details carry text from the
-// config, the home, plugins and remote hosts, escaped for the terminal: a
-// plugin's error message must not paint "All checks passed." over its own
-// FAIL row.
+// printChecks prints the table of checks, then the grants table. Names and
+// details carry text from the config, the home, plugins and remote hosts,
+// escaped for the terminal: a plugin's error message must not paint "All
+// checks passed." over its own FAIL row. A "grants" row appears among the
+// checks only when it warns; the grants table shows every origin.
 func printChecks(w io.Writer, cs checks) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHECK\tSTATUS\tDETAIL")
 	fails, warns := 0, 0
 	for _, c := range cs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Escape(c.Name), c.Status, termsafe.Escape(c.Detail))
+		if c.Origin == nil || c.Status != statusOK {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Escape(c.Name), c.Status, termsafe.Escape(c.Detail))
+		}
 		switch c.Status {
 		case statusFail:
 			fails++
@@ -249,6 +252,7 @@ func printChecks(w io.Writer, cs checks) {
 		}
 	}
 	tw.Flush()
+	printGrants(w, cs)
 	switch {
 	case fails > 0:
 		fmt.Fprintf(w, "\n%d problem(s), %d warning(s).\n", fails, warns)

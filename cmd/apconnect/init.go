@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"apconnect/host/capability"
 	"apconnect/host/config"
 	"apconnect/host/keystore"
 )
@@ -19,7 +20,7 @@ func init() {
 	register(&command{
 		name:    "init",
 		summary: "create a home with a new (or imported) agent key and a config",
-		usage:   "init [--home DIR] [--name NAME] [--unencrypted-key] [--import FILE] [--host URL [--ca FILE]]",
+		usage:   "init [--home DIR] [--name NAME] [--unencrypted-key] [--import FILE] [--host URL [--ca FILE] [--grant CAP]...]",
 		detail: `Creates the apconnect home (the config directory), an Ed25519 key for a new
 agent identity and a config.toml naming it. The key file is encrypted with a
 passphrase (argon2id + XChaCha20-Poly1305) taken from APCONNECT_PASSPHRASE or
@@ -31,11 +32,20 @@ host, if it is new). It never overwrites an existing key.
 
 --host adds an ADP host (an https origin) to the allowlist; --ca names the PEM
 file of the CA that host's certificate chains to (for the local hub: its
-ca.pem).`,
+ca.pem). --grant limits what the agent may do on that host to the named
+capabilities (repeat it, or give a comma-separated list), written as the
+host's grants; without --grant the host gets every capability. The
+capabilities are discourse.read, discourse.write, agent.profile.read,
+agent.profile.write, mail.read, mail.write, knowledge.read, knowledge.write,
+delegation.read and delegation.write; a write brings its read. They apply to
+that origin only (docs/SECURITY.md, "Operator grants").`,
 		example: `# A development identity that talks to a local hub:
 apconnect init --home ~/.config/apconnect --unencrypted-key \
     --host https://127.0.0.1:8443 --ca ~/.local/share/apconnect-hub/ca.pem
-apconnect id`,
+apconnect id
+# An agent that may read and post in rooms and read profiles, nothing else:
+apconnect init --host https://adp.example.com \
+    --grant discourse.write --grant agent.profile.read`,
 		setup: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 			home := homeFlag(fs)
 			name := fs.String("name", "default", "name of the identity (lowercase letters, digits, - and _)")
@@ -43,6 +53,8 @@ apconnect id`,
 			importFile := fs.String("import", "", "import an existing Ed25519 seed (64 hex digits or base64url) from FILE, - for stdin")
 			host := fs.String("host", "", "an ADP host origin to allow, e.g. https://127.0.0.1:8443")
 			ca := fs.String("ca", "", "PEM CA file for --host (replaces the system roots for that host)")
+			var grants grantFlag
+			fs.Var(&grants, "grant", "a capability granted on --host (repeatable, or comma-separated); default: every capability")
 			return func(_ context.Context, e *env, args []string) error {
 				if len(args) > 0 {
 					return usageError{"init takes no arguments"}
@@ -50,7 +62,14 @@ apconnect id`,
 				if *ca != "" && *host == "" {
 					return usageError{"--ca needs --host"}
 				}
-				return runInit(e, initOptions{home: *home, name: *name, unencrypted: *unencrypted, importFile: *importFile, host: *host, ca: *ca})
+				if grants.names != nil && *host == "" {
+					return usageError{"--grant needs --host"}
+				}
+				if err := grants.check(); err != nil {
+					return err
+				}
+				return runInit(e, initOptions{home: *home, name: *name, unencrypted: *unencrypted, importFile: *importFile,
+					host: *host, ca: *ca, grants: grants.names})
 			}
 		},
 	})
@@ -58,7 +77,33 @@ apconnect id`,
 
 type initOptions struct {
 	home, name, importFile, host, ca string
+	grants                           []string // nil: every capability
 	unencrypted                      bool
+}
+
+// grantFlag collects --grant values: each a capability name or a
+// comma-separated list of them. names stays nil when --grant is not given.
+type grantFlag struct{ names []string }
+
+func (g *grantFlag) String() string { return strings.Join(g.names, ",") }
+
+func (g *grantFlag) Set(v string) error {
+	for _, n := range strings.Split(v, ",") {
+		g.names = append(g.names, strings.TrimSpace(n))
+	}
+	return nil
+}
+
+// check refuses an unknown or repeated capability as a usage error naming
+// it.
+func (g *grantFlag) check() error {
+	if g.names == nil {
+		return nil
+	}
+	if _, err := capability.Parse(g.names); err != nil {
+		return usageError{"--grant: " + err.Error()}
+	}
+	return nil
 }
 
 func runInit(e *env, o initOptions) error {
@@ -84,7 +129,7 @@ func runInit(e *env, o initOptions) error {
 	fresh := errors.Is(err, config.ErrNotFound)
 	switch {
 	case fresh:
-		cfg, err = config.Default(dir, config.DefaultOptions{IdentityName: o.name, HostURL: o.host, HostCAFile: caFile})
+		cfg, err = config.Default(dir, config.DefaultOptions{IdentityName: o.name, HostURL: o.host, HostCAFile: caFile, HostGrants: o.grants})
 		if err != nil {
 			return err
 		}
@@ -95,7 +140,7 @@ func runInit(e *env, o initOptions) error {
 			return fmt.Errorf("%w; choose another --name", err)
 		}
 		if o.host != "" {
-			if err := cfg.AddHost(o.host, caFile); err != nil {
+			if err := cfg.AddHostGrants(o.host, caFile, o.grants); err != nil {
 				return err
 			}
 		}
@@ -149,7 +194,11 @@ func runInit(e *env, o initOptions) error {
 	}
 	fmt.Fprintf(e.stdout, "\n  config:    %s\n", cfg.File())
 	for _, h := range cfg.Hosts {
-		fmt.Fprintf(e.stdout, "  host:      %s (%s)\n", h.URL, h.Label)
+		grants := "every capability"
+		if h.Grants != nil {
+			grants = h.GrantSet().String()
+		}
+		fmt.Fprintf(e.stdout, "  host:      %s (%s), grants: %s\n", h.URL, h.Label, grants)
 	}
 	fmt.Fprint(e.stdout, "Next: `apconnect doctor")
 	if o.home != "" {

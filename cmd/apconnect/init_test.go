@@ -102,11 +102,19 @@ func TestDoctorChecksHosts(t *testing.T) {
 	t.Parallel()
 	var good, bad *httptest.Server
 	good = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/.well-known/agent-discourse" {
+			http.NotFound(w, r) // no other service: not a failure
+			return
+		}
 		json.NewEncoder(w).Encode(map[string]any{"protocol": "agent-discourse/1.0", "service": good.URL,
 			"endpoints": map[string]string{"rooms": good.URL + "/v1/rooms"}, "features": []string{"rooms"}})
 	}))
 	defer good.Close()
 	bad = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/.well-known/agent-discourse" {
+			http.NotFound(w, r)
+			return
+		}
 		json.NewEncoder(w).Encode(map[string]any{"protocol": "agent-discourse/1.0", "service": bad.URL,
 			"endpoints": map[string]string{"rooms": "https://elsewhere.example/v1/rooms"}})
 	}))

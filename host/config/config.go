@@ -54,8 +54,9 @@ type Config struct {
 	// Identities are the agent identities this connector can act as. With
 	// more than one, exactly one has Default set.
 	Identities []Identity `toml:"identities"`
-	// Hosts is the allowlist of ADP hosts. apconnect talks to no other
-	// host; no tool can add one.
+	// Hosts is the allowlist of origins and their grants. apconnect talks
+	// to no other host (the identities' profile services aside); no tool
+	// can add one.
 	Hosts []Host `toml:"hosts,omitempty"`
 	// State configures the local SQLite state.
 	State State `toml:"state"`
@@ -88,7 +89,9 @@ type Identity struct {
 	PassphraseFile string `toml:"passphrase_file,omitempty"`
 }
 
-// Host is one allowed ADP host.
+// Host is one allowed origin: an ADP host, or any service of the five
+// protocols (profile, mail, knowledge, delegation) the operator lets the
+// agent use there, with what it may do on it.
 type Host struct {
 	// URL is the host's API origin: https, no path, query, fragment or user
 	// info. Load normalizes it (lowercase scheme and host, no :443, no
@@ -100,6 +103,12 @@ type Host struct {
 	// CAFile optionally names a PEM file of CA certificates that replaces
 	// the system roots for this host, absolute or relative to the home.
 	CAFile string `toml:"ca_file,omitempty"`
+	// Grants are the capabilities granted on this origin (package
+	// capability), as written. Nil — the key absent from the file — grants
+	// every capability; an empty list grants none. They apply to this
+	// origin only. Read the effective grants with GrantSet or
+	// Config.Grants.
+	Grants []string `toml:"grants"`
 }
 
 // State configures local state.

@@ -599,7 +599,7 @@ func TestDefault(t *testing.T) {
 	if len(c.Identities) != 1 || c.Identities[0].Name != "default" || c.Identities[0].KeyFile != "keys/default.key" || !c.Identities[0].Default || c.Identities[0].PassphraseFile != "" {
 		t.Fatalf("identities %+v", c.Identities)
 	}
-	if len(c.Hosts) != 1 || c.Hosts[0] != (Host{URL: "https://api.example.com", Label: "api-example-com", CAFile: "ca.pem"}) {
+	if len(c.Hosts) != 1 || !reflect.DeepEqual(c.Hosts[0], Host{URL: "https://api.example.com", Label: "api-example-com", CAFile: "ca.pem"}) {
 		t.Fatalf("hosts %+v", c.Hosts)
 	}
 	if err := c.SaveNew(); err != nil {

@@ -1,19 +1,26 @@
 // Package config reads, checks and writes the operator configuration of
 // apconnect: the file config.toml in the apconnect home, which names the
-// agent identities and their key files, the allowlist of ADP hosts with
-// their optional CA files, the local state settings, the loopback HTTP
-// listener and the WebAssembly plugins with their grants.
+// agent identities and their key files, the allowlist of origins (ADP
+// hosts and the other protocols' services) with their optional CA files and
+// the capabilities granted on each, the local state settings, the loopback
+// HTTP listener and the WebAssembly plugins with their grants.
 //
 // The file is decoded strictly: an unknown key, a value of the wrong type
 // and a syntax error are all reported with their line. Every value is then
 // checked, and each problem is reported with the path of the offending entry
-// (for example "hosts[1].url"). All problems are reported at once, as an
-// *Error.
+// (for example "hosts[1].url"; an unknown or repeated capability in a
+// host's grants also with its line). All problems are reported at once, as
+// an *Error.
+//
+// A [[hosts]] entry's grants say what the agent may do on that origin and
+// on no other (see package capability); Config.Grants answers the effective
+// grants of any origin for an identity, and is what the connector enforces.
 //
 // schemas/config.schema.json (JSON Schema draft 2020-12) describes the same
 // structure for editors and other tools; a test keeps it and this package in
 // agreement.
 //
-// Only this file says which hosts apconnect talks to and which CA files it
-// trusts for them; no tool can change either.
+// Only this file says which hosts apconnect talks to, what the agent may do
+// on each (Config.Grants) and which CA files it trusts for them; no tool can
+// change any of it.
 package config

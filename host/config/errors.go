@@ -16,7 +16,9 @@ type Problem struct {
 	// the dotted TOML key, and it may be empty.
 	Field string
 	// Line and Column locate the problem in the file (1-based) when it was
-	// found while decoding; both are 0 for problems found by validation.
+	// found while decoding, and for a name in a host's grants (the item,
+	// even inside a multi-line array); both are 0 for other problems found
+	// by validation and for a configuration built in memory.
 	Line, Column int
 	// Message says what is wrong and, where it helps, how to fix it.
 	Message string

@@ -59,7 +59,7 @@ type fileLimits struct {
 var knownKeys = map[string][]string{
 	"":               {"identities", "hosts", "state", "http", "plugins"},
 	"identities":     {"name", "key_file", "profile_services", "default", "passphrase_file"},
-	"hosts":          {"url", "label", "ca_file"},
+	"hosts":          {"url", "label", "ca_file", "grants"},
 	"state":          {"dir", "records_per_room"},
 	"http":           {"listen", "token_file"},
 	"plugins":        {"name", "path", "sha256", "grants", "limits", "enabled"},
@@ -115,6 +115,10 @@ func Parse(data []byte) (*Config, error) {
 	c := fc.effective()
 	c.normalize()
 	if err := c.Validate(); err != nil {
+		var ce *Error
+		if errors.As(err, &ce) {
+			locateGrants(ce, data)
+		}
 		return nil, err
 	}
 	return c, nil

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
 
+	"apconnect/host/capability"
 	"apconnect/host/internal/atomicfile"
 )
 
@@ -32,6 +34,9 @@ type DefaultOptions struct {
 	HostLabel string
 	// HostCAFile is the host's optional CA file.
 	HostCAFile string
+	// HostGrants are the host's grants as written (capability names); nil
+	// leaves the key out, which grants every capability.
+	HostGrants []string
 }
 
 // Default builds a fresh configuration for home: one identity, at most one
@@ -72,7 +77,7 @@ func Default(home string, o DefaultOptions) (*Config, error) {
 		if label == "" {
 			label = labelFor(o.HostURL)
 		}
-		c.Hosts = append(c.Hosts, Host{URL: o.HostURL, Label: label, CAFile: o.HostCAFile})
+		c.Hosts = append(c.Hosts, Host{URL: o.HostURL, Label: label, CAFile: o.HostCAFile, Grants: slices.Clone(o.HostGrants)})
 	}
 	c.normalize()
 	if err := c.Validate(); err != nil {
@@ -111,8 +116,10 @@ func labelFor(rawURL string) string {
 
 const fileHeader = `# apconnect configuration. Every key is described in schemas/config.schema.json.
 # Relative paths are relative to the directory of this file (the apconnect home).
-# Allow more ADP hosts with [[hosts]] tables and enable plugins with [[plugins]]
-# tables (apconnect plugin inspect prints a ready one); append them below.
+# Allow more hosts with [[hosts]] tables (a grants = [...] line limits what the
+# agent may do there; without one it may do everything) and enable plugins with
+# [[plugins]] tables (apconnect plugin inspect prints a ready one); append them
+# below.
 
 `
 
@@ -127,10 +134,41 @@ func (c *Config) Marshal() ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	buf.WriteString(fileHeader)
-	if err := toml.NewEncoder(&buf).Encode(cp); err != nil {
+	if err := toml.NewEncoder(&buf).Encode(cp.encoded()); err != nil {
 		return nil, fmt.Errorf("config: encoding: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// encodedConfig is the shape Marshal writes: Config with hosts whose
+// grants are written only when set, so an absent list (every capability)
+// stays absent and an empty one (none) is written as grants = [].
+type encodedConfig struct {
+	Identities []Identity    `toml:"identities"`
+	Hosts      []encodedHost `toml:"hosts,omitempty"`
+	State      State         `toml:"state"`
+	HTTP       HTTP          `toml:"http"`
+	Plugins    []Plugin      `toml:"plugins,omitempty"`
+}
+
+type encodedHost struct {
+	URL    string    `toml:"url"`
+	Label  string    `toml:"label"`
+	CAFile string    `toml:"ca_file,omitempty"`
+	Grants *[]string `toml:"grants,omitempty"`
+}
+
+func (c *Config) encoded() *encodedConfig {
+	e := &encodedConfig{Identities: c.Identities, State: c.State, HTTP: c.HTTP, Plugins: c.Plugins}
+	for _, h := range c.Hosts {
+		eh := encodedHost{URL: h.URL, Label: h.Label, CAFile: h.CAFile}
+		if h.Grants != nil {
+			g := h.Grants
+			eh.Grants = &g
+		}
+		e.Hosts = append(e.Hosts, eh)
+	}
+	return e
 }
 
 // clone returns a deep copy. Empty host and plugin lists are left out of
@@ -144,6 +182,9 @@ func (c *Config) clone() *Config {
 		cp.Identities[i] = id
 	}
 	cp.Hosts = append([]Host(nil), c.Hosts...)
+	for i := range cp.Hosts {
+		cp.Hosts[i].Grants = slices.Clone(cp.Hosts[i].Grants) // nil stays nil: every capability
+	}
 	cp.Plugins = nil
 	if len(c.Plugins) > 0 {
 		cp.Plugins = make([]Plugin, len(c.Plugins))
@@ -208,9 +249,28 @@ func (c *Config) AddIdentity(name string) error {
 }
 
 // AddHost allows one more ADP host, labelled from its name (with a numeric
-// suffix when the label is taken). A host already present is left as it is.
-func (c *Config) AddHost(url, caFile string) error {
-	if _, err := c.Host(url); err == nil {
+// suffix when the label is taken), with every capability. A host already
+// present is left as it is.
+func (c *Config) AddHost(url, caFile string) error { return c.AddHostGrants(url, caFile, nil) }
+
+// AddHostGrants is AddHost with the new host's grants as written: nil
+// leaves the key out (every capability), an empty list grants none. A host
+// already present is left as it is when grants is nil or names the same
+// effective grants; other grants for it are an error, since this never
+// changes what an existing entry grants.
+func (c *Config) AddHostGrants(url, caFile string, grants []string) error {
+	if h, err := c.Host(url); err == nil {
+		if grants == nil {
+			return nil
+		}
+		want, err := capability.Parse(grants)
+		if err != nil {
+			return fmt.Errorf("config: grants: %w", err)
+		}
+		if have := h.GrantSet(); have != want {
+			return fmt.Errorf("config: host %s (%s) is already configured and grants %s, not %s; edit its grants in %s",
+				h.URL, h.Label, have, want, c.File())
+		}
 		return nil
 	}
 	base := labelFor(url)
@@ -221,7 +281,7 @@ func (c *Config) AddHost(url, caFile string) error {
 		}
 		label = fmt.Sprintf("%s-%d", base, i)
 	}
-	c.Hosts = append(c.Hosts, Host{URL: url, Label: label, CAFile: caFile})
+	c.Hosts = append(c.Hosts, Host{URL: url, Label: label, CAFile: caFile, Grants: slices.Clone(grants)})
 	c.normalize()
 	if err := c.Validate(); err != nil {
 		c.Hosts = c.Hosts[:len(c.Hosts)-1]

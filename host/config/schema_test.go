@@ -11,7 +11,18 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"apconnect/host/capability"
 )
+
+// anySlice is a list of strings as a decoded JSON array.
+func anySlice(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
 
 const schemaPath = "../../schemas/config.schema.json"
 
@@ -96,6 +107,11 @@ func TestSchemaAgreesWithValidator(t *testing.T) {
 		{name: "host ipv6 port", doc: host("https://[::1]:65535"), valid: true},
 		{name: "optional paths empty", doc: id + "passphrase_file = \"\"\n[[hosts]]\nurl = \"https://a.example\"\nlabel = \"a\"\nca_file = \"\"\n", valid: true},
 		{name: "state and http bounds", doc: id + "[state]\nrecords_per_room = 10\n[http]\nlisten = \"127.0.0.1:1\"\n", valid: true},
+		{name: "host grants", doc: host("https://a.example") + "grants = [\"discourse.write\", \"agent.profile.read\"]\n", valid: true},
+		{name: "host grants none", doc: host("https://a.example") + "grants = []\n", valid: true},
+		{name: "host grants all ten", doc: host("https://a.example") + "grants = [\"" + strings.Join(capability.All().Names(), "\", \"") + "\"]\n", valid: true},
+		{name: "host grants a write and its read", doc: host("https://a.example") + "grants = [\"mail.read\", \"mail.write\"]\n", valid: true},
+		{name: "host grants multi-line", doc: host("https://a.example") + "grants = [\n  \"knowledge.read\",\n  \"delegation.write\",\n]\n", valid: true},
 
 		{name: "unknown top-level key", doc: "foo = 1\n" + id},
 		{name: "unknown identity key", doc: id + "nmae = \"x\"\n"},
@@ -137,6 +153,13 @@ func TestSchemaAgreesWithValidator(t *testing.T) {
 		{name: "duplicate grant", doc: plugin("grants = [\"tools\", \"tools\"]\n")},
 		{name: "long grant", doc: plugin("grants = [\"propose:a." + strings.Repeat("b", 130) + "\"]\n")},
 		{name: "memory 0", doc: plugin("[plugins.limits]\nmemory_mib = 0\n")},
+		{name: "host grant unknown", doc: host("https://a.example") + "grants = [\"discourse.read\", \"rooms.write\"]\n"},
+		{name: "host grant without agent prefix", doc: host("https://a.example") + "grants = [\"profile.read\"]\n"},
+		{name: "host grant uppercase", doc: host("https://a.example") + "grants = [\"Mail.Read\"]\n"},
+		{name: "host grant plugin name", doc: host("https://a.example") + "grants = [\"tools\"]\n"},
+		{name: "host grant duplicate", doc: host("https://a.example") + "grants = [\"mail.read\", \"mail.read\"]\n"},
+		{name: "host grants not an array", doc: host("https://a.example") + "grants = \"mail.read\"\n"},
+		{name: "host grant not a string", doc: host("https://a.example") + "grants = [1]\n"},
 		{name: "tool_ms too large", doc: plugin("[plugins.limits]\ntool_ms = 60001\n")},
 
 		{name: "duplicate identity names", doc: id + "default = true\n" + id, goOnly: true},
@@ -214,6 +237,10 @@ func TestSchemaConstantsMatchGo(t *testing.T) {
 		{"tool_ms max", defs("plugin", "properties", "limits", "properties", "tool_ms", "maximum"), float64(MaxPluginCallMS)},
 		{"tool_ms default", defs("plugin", "properties", "limits", "properties", "tool_ms", "default"), float64(DefaultPluginToolMS)},
 		{"path max length", defs("path", "maxLength"), float64(maxPathLen)},
+		{"capability enum", defs("capability", "enum"), anySlice(capability.All().Names())},
+		{"host grants items", defs("host", "properties", "grants", "items", "$ref"), "#/$defs/capability"},
+		{"host grants unique", defs("host", "properties", "grants", "uniqueItems"), true},
+		{"host grants default", defs("host", "properties", "grants", "default"), anySlice(capability.All().Names())},
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(c.got, c.want) {

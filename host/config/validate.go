@@ -195,6 +195,7 @@ func (c *Config) Validate() error {
 			labels[h.Label] = i
 		}
 		checkPath(&ps, at+".ca_file", h.CAFile, false)
+		checkGrants(&ps, at, h.Grants)
 	}
 
 	// state

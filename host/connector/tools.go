@@ -224,7 +224,7 @@ func (c *Connector) PendingInboxView(ctx context.Context, limit int) ([]InboxIte
 // no input names (a draft's room, a letter's relay).
 func (c *Connector) Preflight(tool string, args json.RawMessage) error {
 	info, ok := toolcatalog.Info(tool)
-	if !ok || info.Capability == "" || info.OriginInput == "" {
+	if !ok || !info.Capability.Valid() || info.OriginInput == "" {
 		return nil
 	}
 	var in map[string]json.RawMessage

@@ -36,26 +36,12 @@ type Gate struct {
 
 func newGate(cfg *config.Config, ident *config.Identity) (*Gate, error) {
 	g := &Gate{hosts: map[string]*config.Host{}, grants: map[string]capability.Set{}}
-	for i := range cfg.Hosts {
-		h := &cfg.Hosts[i]
-		origin, err := config.NormalizeOrigin(h.URL)
-		if err != nil {
-			return nil, fmt.Errorf("host %s: %w", h.URL, err)
+	for _, o := range cfg.Origins(ident) {
+		g.grants[o.URL] = o.Grants
+		if o.Host != nil {
+			g.hosts[o.URL] = o.Host
 		}
-		g.hosts[origin] = h
-		g.grants[origin] = capability.All()
-		g.order = append(g.order, origin)
-	}
-	for _, s := range ident.ProfileServices {
-		origin, err := config.NormalizeOrigin(s)
-		if err != nil {
-			return nil, fmt.Errorf("profile service %s: %w", s, err)
-		}
-		if _, ok := g.grants[origin]; ok {
-			continue // its [[hosts]] entry says what it may do
-		}
-		g.grants[origin] = capability.Of(capability.ProfileRead, capability.ProfileWrite)
-		g.order = append(g.order, origin)
+		g.order = append(g.order, o.URL)
 	}
 	return g, nil
 }
@@ -83,7 +69,7 @@ func (g *Gate) hostEntry(origin string) *config.Host { return g.hosts[origin] }
 func (g *Gate) Grants(origin string) capability.Set {
 	norm, err := config.NormalizeOrigin(origin)
 	if err != nil {
-		return 0
+		return capability.Set{}
 	}
 	return g.grants[norm]
 }
@@ -112,7 +98,7 @@ func (g *Gate) Allow(origin string, c capability.Capability) error {
 	if !g.grants[norm].Has(c) {
 		return &Error{Code: CodePermissionDenied,
 			Message: fmt.Sprintf("the operator has not granted %s on %s (config.toml [[hosts]] grants)", c, norm),
-			Data:    map[string]any{"capability": string(c), "origin": norm}}
+			Data:    map[string]any{"capability": c.String(), "origin": norm}}
 	}
 	return nil
 }

@@ -6,10 +6,11 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+	"time"
 )
 
 // vectors mirrors agent-identity/1.0.vectors.json (Appendix A), copied
-// verbatim into testdata.
+// verbatim into testdata (testdata/SOURCE.md says from which commits).
 type vectors struct {
 	Keys []struct {
 		Seed      string `json:"seed"`
@@ -66,6 +67,31 @@ type vectors struct {
 		Valid   []string `json:"valid"`
 		Invalid []string `json:"invalid"`
 	} `json:"origins"`
+	RequestJWTs struct {
+		Audience   string `json:"audience"`
+		NowSecs    int64  `json:"now_secs"`
+		MaxTTLSecs int64  `json:"max_ttl_secs"`
+		Valid      []struct {
+			Name   string `json:"name"`
+			Token  string `json:"token"`
+			Claims struct {
+				Iss string `json:"iss"`
+				Sub string `json:"sub"`
+				Aud string `json:"aud"`
+				Iat int64  `json:"iat"`
+				Exp int64  `json:"exp"`
+			} `json:"claims"`
+		} `json:"valid"`
+		Invalid []struct {
+			Name  string `json:"name"`
+			Token string `json:"token"`
+		} `json:"invalid"`
+	} `json:"request_jwts"`
+	// Submissions are run through the hub's live-write pipeline
+	// (host/hub/submission_vectors_test.go); here their envelopes verify.
+	Submissions struct {
+		Envelopes map[string]json.RawMessage `json:"envelopes"`
+	} `json:"submissions"`
 }
 
 func loadVectors(t testing.TB) *vectors {
@@ -266,6 +292,48 @@ func TestVectorOrigins(t *testing.T) {
 	for _, s := range v.Origins.Invalid {
 		if ValidOrigin(s) {
 			t.Errorf("invalid origin %q accepted", s)
+		}
+	}
+}
+
+// Request JWTs verify exactly as listed, at the vectors' clock with no
+// skew (the SDK's verdicts; the hub tolerates DefaultClockSkew on top).
+func TestVectorRequestJWTs(t *testing.T) {
+	v := loadVectors(t)
+	jw := v.RequestJWTs
+	if len(jw.Valid) == 0 || len(jw.Invalid) == 0 {
+		t.Fatal("the vectors have no request_jwts section")
+	}
+	now := time.Unix(jw.NowSecs, 0)
+	maxTTL := time.Duration(jw.MaxTTLSecs) * time.Second
+	for _, tc := range jw.Valid {
+		c, err := VerifyToken(tc.Token, jw.Audience, now, maxTTL, 0)
+		if err != nil {
+			t.Errorf("%s: %v", tc.Name, err)
+			continue
+		}
+		w := tc.Claims
+		if c.AgentID != w.Iss || c.AgentID != w.Sub || c.Aud != w.Aud || c.IssuedAt.Unix() != w.Iat || c.ExpiresAt.Unix() != w.Exp {
+			t.Errorf("%s: claims %+v, want %+v", tc.Name, c, w)
+		}
+	}
+	for _, tc := range jw.Invalid {
+		if _, err := VerifyToken(tc.Token, jw.Audience, now, maxTTL, 0); ErrorCode(err) != CodeInvalidToken {
+			t.Errorf("%s: got %v, want invalid_token", tc.Name, err)
+		}
+	}
+}
+
+// The submission vectors' envelopes are authentic (their verdicts are the
+// hub pipeline's, tested there).
+func TestVectorSubmissionEnvelopes(t *testing.T) {
+	v := loadVectors(t)
+	if len(v.Submissions.Envelopes) != 3 {
+		t.Fatalf("%d submission envelopes, want 3", len(v.Submissions.Envelopes))
+	}
+	for name, raw := range v.Submissions.Envelopes {
+		if _, err := ParseEnvelope(raw); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

@@ -104,10 +104,11 @@ func (l limits) orDefault() limits {
 	return l
 }
 
-// errTooLarge is the answer to a message over the byte limit (its id is
-// not read: the message is not parsed at all).
-func errTooLarge(max int) *wireError {
-	return &wireError{code: jsonrpc.CodeInvalidRequest,
+// errTooLarge is the answer to a message over the byte limit. id is the
+// message's id when its beginning or end still held one (recoverID): the
+// message is never parsed whole.
+func errTooLarge(max int, id json.RawMessage) *wireError {
+	return &wireError{id: id, code: jsonrpc.CodeInvalidRequest,
 		message: fmt.Sprintf("invalid request: the message exceeds %d bytes", max), data: map[string]any{"max_bytes": max}}
 }
 
@@ -118,7 +119,7 @@ func decodeMessage(data []byte, l limits) (jsonrpc.Message, *wireError) {
 	l = l.orDefault()
 	data = bytes.TrimSpace(data)
 	if len(data) > l.maxBytes {
-		return nil, errTooLarge(l.maxBytes)
+		return nil, errTooLarge(l.maxBytes, recoverID(edges(data)))
 	}
 	if !json.Valid(data) {
 		var v any
@@ -127,7 +128,12 @@ func decodeMessage(data []byte, l limits) (jsonrpc.Message, *wireError) {
 		if err != nil {
 			msg = "the message is not JSON: " + err.Error()
 		}
-		return nil, errParse(msg)
+		// Only the beginning: read member by member, it shows the id is
+		// a member of the object; the end of bytes that are not JSON
+		// proves nothing.
+		e := errParse(msg)
+		e.id = headID(data[:min(len(data), idScanBytes)])
+		return nil, e
 	}
 	if depth := nestingDepth(data, l.maxDepth); depth > l.maxDepth {
 		return nil, &wireError{id: topLevelID(data), code: jsonrpc.CodeInvalidRequest,

@@ -30,7 +30,8 @@ import (
 //
 // Before either sees a POST, the router reads the body (bounded) and
 // answers what the SDK would answer badly, with the Streamable HTTP status
-// and a JSON-RPC error body: 413 for a body over the limit, 400 with -32700
+// and a JSON-RPC error body: 413 for a body over the limit (with the
+// request's id when the body's beginning holds it), 400 with -32700
 // or -32600 for a malformed message (decodeMessage), 400 with -32600 for a
 // request without a session other than initialize (the SDK would open a
 // session and answer code 0 with HTTP 200), and server/discover whose
@@ -96,7 +97,10 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeRPCError(w, http.StatusRequestEntityTooLarge, errTooLarge(rt.lim.maxBytes))
+			// The id when the body's beginning holds it (the rest of the
+			// body is not read: the 413 itself fails the client's POST).
+			head, _ := edges(body)
+			writeRPCError(w, http.StatusRequestEntityTooLarge, errTooLarge(rt.lim.maxBytes, headID(head)))
 			return
 		}
 		writeRPCError(w, http.StatusBadRequest, errInvalid(nil, "the request body could not be read"))

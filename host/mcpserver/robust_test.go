@@ -1,11 +1,13 @@
 package mcpserver
 
 import (
+	"apconnect/host/connector/discourse"
+	"apconnect/host/engine"
 	"apconnect/host/toolcatalog"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -106,35 +108,17 @@ func TestHostileArgumentsNeverCrash(t *testing.T) {
 // argument is ever dropped on the way to the engine.
 func TestEngineInputsCoverTheSchemas(t *testing.T) {
 	t.Parallel()
-	inputs := map[string]any{
-		"identity_current": noInput{}, "hosts_list": noInput{},
-		"rooms_search": connector.RoomsSearchInput{}, "rooms_list": connector.RoomsListInput{},
-		"room_open": connector.RoomOpenInput{}, "room_state": connector.RoomStateInput{},
-		"room_members_list": connector.RoomMembersListInput{}, "room_member_get": connector.RoomMemberGetInput{},
-		"agent_status_list": connector.AgentStatusListInput{}, "agent_status_get": connector.AgentStatusGetInput{},
-		"agent_status_set": connector.AgentStatusSetInput{}, "room_timeline": connector.RoomTimelineInput{},
-		"room_mark_read": connector.RoomMarkReadInput{}, "inbox_next": connector.InboxNextInput{},
-		"inbox_ack": connector.InboxAckInput{}, "drafts_list": connector.DraftsListInput{},
-		"draft_get": connector.DraftGetInput{}, "draft_commit": connector.DraftCommitInput{},
-		"draft_drop": connector.DraftDropInput{}, "profile_update": connector.ProfileUpdateInput{},
-		"room_create": connector.RoomCreateInput{}, "room_join": connector.RoomJoinInput{},
-		"room_leave": connector.RoomLeaveInput{}, "room_send_message": connector.RoomSendMessageInput{},
-		"room_submit_event": connector.RoomSubmitEventInput{}, "join_requests_list": connector.JoinRequestsListInput{},
-		"join_request_review": connector.JoinRequestReviewInput{},
-		"services_list":       connector.ServicesListInput{}, "profiles_get": connector.ProfilesGetInput{},
-		"profile_history": connector.ProfileHistoryInput{}, "schema_get": connector.SchemaGetInput{},
-		"room_archive": connector.RoomArchiveInput{}, "room_watch": connector.RoomWatchInput{},
+	types := toolTypes(t)
+	if len(types) != len(toolcatalog.Names()) {
+		t.Fatalf("%d handlers for %d tools", len(types), len(toolcatalog.Names()))
 	}
-	if len(inputs) != len(toolcatalog.Names()) {
-		t.Fatalf("%d input structs for %d tools", len(inputs), len(toolcatalog.Names()))
-	}
-	for short, v := range inputs {
-		info, ok := toolcatalog.Info(pfx + short)
+	for name, io := range types {
+		info, ok := toolcatalog.Info(name)
 		if !ok {
-			t.Fatalf("%s is not a catalog tool", short)
+			t.Fatalf("%s is not a catalog tool", name)
 		}
 		var fields []string
-		rt := reflect.TypeOf(v)
+		rt := io.in
 		for i := range rt.NumField() {
 			tag, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
 			if tag != "" && tag != "-" {
@@ -145,13 +129,17 @@ func TestEngineInputsCoverTheSchemas(t *testing.T) {
 		slices.Sort(want)
 		slices.Sort(fields)
 		if !slices.Equal(fields, want) {
-			t.Errorf("%s: engine input fields %v, schema properties %v", short, fields, want)
+			t.Errorf("%s: engine input fields %v, schema properties %v", name, fields, want)
 		}
 	}
 	// And a field the engine does not know is refused, not dropped.
-	var in connector.RoomStateInput
-	if err := decodeArgs(json.RawMessage(`{"room_id":"x","surprise":1}`), &in); err == nil {
-		t.Error("decodeArgs dropped an unknown field")
+	tool := engine.ToolSpec[discourse.RoomStateInput, *discourse.RoomStateResult]{Name: "x",
+		Call: func(context.Context, engine.SessionID, *discourse.RoomStateInput) (*discourse.RoomStateResult, error) {
+			return nil, nil
+		}}.Tool()
+	var bad *engine.BadArgumentsError
+	if _, _, err := tool.Call(context.Background(), "", json.RawMessage(`{"room_id":"x","surprise":1}`)); !errors.As(err, &bad) {
+		t.Errorf("an unknown field was dropped: %v", err)
 	}
 }
 
@@ -171,10 +159,10 @@ func TestPanicsAreRecovered(t *testing.T) {
 	s := &server{conn: alice.conn, log: slog.New(slog.NewTextHandler(alice.log, nil)), sessions: map[*mcp.ServerSession]*sessionState{}}
 	s.srv = alice.srv
 	s.watch = newWatcher(s)
-	hd := toolSpec[noInput, *connector.HostsListResult]{name: pfx + "hosts_list",
-		call: func(context.Context, *connector.Connector, connector.SessionID, *noInput) (*connector.HostsListResult, error) {
+	hd := s.handler(engine.ToolSpec[struct{}, *connector.HostsListResult]{Name: pfx + "hosts_list",
+		Call: func(context.Context, engine.SessionID, *struct{}) (*connector.HostsListResult, error) {
 			panic("a bug in a tool handler")
-		}}.handler(s)
+		}}.Tool())
 	r, err := hd(bg, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: pfx + "hosts_list"}}, json.RawMessage(`{}`))
 	if err != nil || errorOf(t, "hosts_list", r).Code != "internal" {
 		t.Fatalf("spec panic: %v %v", r, err)

@@ -113,15 +113,15 @@ func callRaw2(t testing.TB, cs *mcp.ClientSession, params *mcp.CallToolParams) *
 // final one after it.
 func TestReportProgress(t *testing.T) {
 	t.Parallel()
-	positions := []syncPosition{{0, 0}, {1000, 3000}, {1000, 3000}, {2000, 3000}, {3000, 3000}}
+	positions := [][2]int64{{0, 0}, {1000, 3000}, {1000, 3000}, {2000, 3000}, {3000, 3000}}
 	var mu sync.Mutex
 	i := 0
-	pos := func(context.Context) (syncPosition, bool, error) {
+	pos := func(context.Context, bool) (int64, int64, string, bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		p := positions[min(i, len(positions)-1)]
 		i++
-		return p, p.synced > 0, nil
+		return p[0], p[1], "verified", p[0] > 0
 	}
 	var got []float64
 	notify := func(_ context.Context, p *mcp.ProgressNotificationParams) error {
@@ -131,7 +131,7 @@ func TestReportProgress(t *testing.T) {
 		got = append(got, p.Progress)
 		return nil
 	}
-	err := reportProgress(bg, time.Millisecond, pos, "r", notify, func() error {
+	err := reportProgress(bg, time.Millisecond, pos, notify, func() error {
 		for {
 			mu.Lock()
 			done := i >= len(positions)
@@ -148,7 +148,7 @@ func TestReportProgress(t *testing.T) {
 	// A failing call reports no final position.
 	got = nil
 	boom := errors.New("boom")
-	if err := reportProgress(bg, time.Hour, pos, "r", notify, func() error { return boom }); err != boom || len(got) != 0 {
+	if err := reportProgress(bg, time.Hour, pos, notify, func() error { return boom }); err != boom || len(got) != 0 {
 		t.Fatalf("failed call: %v %v", err, got)
 	}
 }

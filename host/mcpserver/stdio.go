@@ -20,8 +20,9 @@ import (
 // answer, and a message that is neither a request nor a response is
 // dropped. StdioTransport frames by line instead, checks each line with
 // decodeMessage and answers a bad one itself, bounds a line's length (the
-// rest of an over-long line is read and discarded, never buffered) and
-// nesting, and keeps serving.
+// rest of an over-long line is read and discarded, never buffered; the
+// answer carries the request's id when the line's beginning or end holds
+// it, recoverid.go) and nesting, and keeps serving.
 //
 // It also finishes two jobs the SDK leaves half done on this transport:
 //
@@ -123,11 +124,12 @@ func (c *lineConn) SessionID() string { return "" }
 func (c *lineConn) readLoop() {
 	br := bufio.NewReaderSize(c.r, 64<<10)
 	for {
-		line, tooLong, err := readLine(br, c.lim.maxBytes)
+		line, long, err := readLine(br, c.lim.maxBytes)
 		switch {
-		case tooLong:
-			c.log.Debug("refused an over-long line", "max_bytes", c.lim.maxBytes)
-			c.reply(errTooLarge(c.lim.maxBytes))
+		case long != nil:
+			id := recoverID(long.head, long.tail)
+			c.log.Debug("refused an over-long line", "max_bytes", c.lim.maxBytes, "bytes", long.n, "id", string(id))
+			c.reply(errTooLarge(c.lim.maxBytes, id))
 		case len(line) > 0:
 			c.handleLine(line)
 		}
@@ -145,24 +147,50 @@ func (c *lineConn) readLoop() {
 }
 
 // readLine reads one line without its newline. A line longer than max is
-// consumed to its end and reported as tooLong, with no content.
-func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+// read to its end without being kept: only its edges are (overlong), to
+// answer it with its id.
+func readLine(br *bufio.Reader, max int) (line []byte, long *overlong, err error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if !tooLong {
-			if len(line)+len(chunk) > max+2 { // room for "\r\n"
-				tooLong, line = true, nil
-			} else {
-				line = append(line, chunk...)
-			}
+		switch {
+		case long != nil:
+			long.add(chunk)
+		case len(line)+len(chunk) > max+2: // room for "\r\n"
+			long = &overlong{}
+			long.add(line)
+			long.add(chunk)
+			line = nil
+		default:
+			line = append(line, chunk...)
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		if tooLong {
-			return nil, true, err
+		if long != nil {
+			return nil, long, err
 		}
-		return trimEOL(line), false, err
+		return trimEOL(line), nil, err
+	}
+}
+
+// overlong is what is kept of a line over the limit: its length and its
+// first and last idScanBytes.
+type overlong struct {
+	n          int
+	head, tail []byte
+}
+
+func (o *overlong) add(b []byte) {
+	o.n += len(b)
+	if room := idScanBytes - len(o.head); room > 0 {
+		o.head = append(o.head, b[:min(room, len(b))]...)
+	}
+	if len(b) > idScanBytes {
+		b = b[len(b)-idScanBytes:]
+	}
+	o.tail = append(o.tail, b...)
+	if over := len(o.tail) - idScanBytes; over > 0 {
+		o.tail = o.tail[:copy(o.tail, o.tail[over:])]
 	}
 }
 

@@ -31,8 +31,9 @@ func TestDecodeMessage(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"x","params":null}`, 0, ""},
 		{deep(DefaultMaxDepth - 3), 0, ""},
 		{`hello`, -32700, ""},
-		{`{"jsonrpc":"2.0","id":1,"method":"ping",}`, -32700, ""},
-		{`{"jsonrpc":"2.0","id":1,"method":"ping"} trailing`, -32700, ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping",}`, -32700, "1"}, // the id is recovered from the beginning
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"} trailing`, -32700, "1"},
+		{`{"jsonrpc":"2.0","method":"ping","params":{,"id":1}`, -32700, ""},
 		{`42`, -32600, ""},
 		{`null`, -32600, ""},
 		{`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, -32600, ""},
@@ -187,7 +188,7 @@ func TestStdioLineLimit(t *testing.T) {
 	for _, n := range []int{1001, 70 << 10, 3 << 20} {
 		send(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"p":"` + strings.Repeat("x", n) + `"}}`)
 		m := recv(5 * time.Second)
-		if get(m, "error", "code") != float64(jsonrpc.CodeInvalidRequest) || m["id"] != nil || !strings.Contains(get(m, "error", "message").(string), "1000 bytes") {
+		if get(m, "error", "code") != float64(jsonrpc.CodeInvalidRequest) || m["id"] != float64(1) || !strings.Contains(get(m, "error", "message").(string), "1000 bytes") {
 			t.Fatalf("%d bytes: %v", n, m)
 		}
 	}

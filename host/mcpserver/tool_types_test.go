@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"apconnect/host/config"
+	"apconnect/host/connector"
+	"apconnect/host/hub/hubtest"
 	"apconnect/host/toolcatalog"
 )
 
@@ -64,12 +68,12 @@ func TestToolTypesMatchSchemas(t *testing.T) {
 var typeSchemaExceptions = map[string]string{
 	// WriteResult.PendingCount is set only by draft_commit's stay_silent
 	// (status dropped), whose schema has pending_count.
-	"agent_protocols_room_send_message output: pending_count: in the Go type connector.WriteResult, not in the schema": "draft_commit only",
-	"agent_protocols_room_submit_event output: pending_count: in the Go type connector.WriteResult, not in the schema": "draft_commit only",
+	"agent_protocols_room_send_message output: pending_count: in the Go type discourse.WriteResult, not in the schema": "draft_commit only",
+	"agent_protocols_room_submit_event output: pending_count: in the Go type discourse.WriteResult, not in the schema": "draft_commit only",
 	// WriteResult.Sync is set on every path of these tools; it is nil only
 	// for draft_commit's dropped, whose schema does not require it.
-	"agent_protocols_room_send_message output: sync: required, but omitempty in connector.WriteResult": "set on every path",
-	"agent_protocols_room_submit_event output: sync: required, but omitempty in connector.WriteResult": "set on every path",
+	"agent_protocols_room_send_message output: sync: required, but omitempty in discourse.WriteResult": "set on every path",
+	"agent_protocols_room_submit_event output: sync: required, but omitempty in discourse.WriteResult": "set on every path",
 }
 
 // The comparison finds a field added on one side only, a rename, and a
@@ -115,10 +119,21 @@ func TestCompareTypeFindsDrift(t *testing.T) {
 	}
 }
 
-// toolTypes builds the handler table and returns each tool's Go types.
+// toolTypes builds the handler table of a connector that reaches nothing
+// and returns each tool's Go types.
 func toolTypes(t *testing.T) map[string]toolIO {
 	t.Helper()
-	s := &server{toolIO: map[string]toolIO{}}
+	home := t.TempDir()
+	cfg, err := config.Default(home, config.DefaultOptions{HostURL: "https://hub.example", HostLabel: "hub"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := connector.New(context.Background(), connector.Options{Config: cfg, Signer: hubtest.NewAgent(1).Signer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	s := &server{conn: conn, toolIO: map[string]toolIO{}}
 	s.handlers()
 	return s.toolIO
 }

@@ -86,6 +86,51 @@ type Options struct {
 	// window), used to detect forks among already-applied records and to
 	// check anchors. nil knows nothing beyond the room state.
 	Known func(seq int64) (hash string, ok bool)
+	// Envelopes returns the seq of the verified record of the room that
+	// carries an envelope (by event hash), over the room's whole verified
+	// history, not only the record window: a record whose envelope an
+	// earlier record carries is a failure (replayed_envelope). The records
+	// of the batch itself are always checked against each other; nil knows
+	// nothing beyond the batch. EnvelopeSeqs.Lookup is one.
+	Envelopes func(eventHash string) (seq int64, ok bool)
+}
+
+// EnvelopeSeqs maps event hashes to the seq of the record that carries them:
+// an envelope index for Options.Envelopes. A caller that stores records keeps
+// the index with them (bounded memory: look up the hashes of one batch,
+// Prepared.EnvelopeIDs); one that verifies a bounded run of records in memory
+// fills it with Add.
+type EnvelopeSeqs map[string]int64
+
+// Lookup answers Options.Envelopes.
+func (m EnvelopeSeqs) Lookup(eventHash string) (int64, bool) {
+	seq, ok := m[eventHash]
+	return seq, ok
+}
+
+// then looks a hash up in m, then in outer (when not nil).
+func (m EnvelopeSeqs) then(outer func(string) (int64, bool)) adp.EnvelopeSeqFunc {
+	return func(id string) (int64, bool) {
+		if seq, ok := m[id]; ok {
+			return seq, true
+		}
+		if outer != nil {
+			return outer(id)
+		}
+		return 0, false
+	}
+}
+
+// Add indexes the envelopes of applied records (the first seq of a hash
+// wins).
+func (m EnvelopeSeqs) Add(applied []Applied) {
+	for _, a := range applied {
+		if id := a.Record.EnvelopeHash(); id != "" {
+			if _, ok := m[id]; !ok {
+				m[id] = a.Record.Seq
+			}
+		}
+	}
 }
 
 // Prepared is a batch of records whose state-independent checks — record
@@ -100,6 +145,22 @@ type Prepared struct {
 
 // Records returns the prepared records.
 func (pr *Prepared) Records() []*adp.Record { return pr.recs }
+
+// EnvelopeIDs returns the event hashes the prepared records carry (redacted
+// records keep theirs), for a store lookup of the envelope index before
+// ProcessPrepared.
+func (pr *Prepared) EnvelopeIDs() []string {
+	ids := make([]string, 0, len(pr.recs))
+	for _, rec := range pr.recs {
+		if rec == nil {
+			continue
+		}
+		if id := rec.EnvelopeHash(); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
 
 // Prepare runs the state-independent checks of records in parallel.
 func (p *Processor) Prepare(recs []*adp.Record) *Prepared {
@@ -132,6 +193,8 @@ func (p *Processor) ProcessPrepared(st *State, prep *Prepared, opt Options) *Res
 	work := &State{ActiveTurn: st.ActiveTurn}
 	cloned := false
 	batch := make(map[int64]string, len(recs))
+	envs := make(EnvelopeSeqs, len(recs))
+	envelopes := envs.then(opt.Envelopes)
 	known := func(seq int64) (string, bool) {
 		if h, ok := batch[seq]; ok {
 			return h, true
@@ -174,6 +237,7 @@ func (p *Processor) ProcessPrepared(st *State, prep *Prepared, opt Options) *Res
 			res.State = work
 			res.Applied = append(res.Applied, Applied{Record: rec, Class: adp.ClassGenesis, Item: item, Head: room.Head, RecordJSON: raw[i]})
 			batch[rec.Seq] = rec.Hash
+			envs[rec.EnvelopeHash()] = rec.Seq
 			continue
 		}
 		if !cloned {
@@ -196,7 +260,7 @@ func (p *Processor) ProcessPrepared(st *State, prep *Prepared, opt Options) *Res
 		}
 		// As a reader: the union of the current rules and the 0f87fee
 		// drafts', so histories written by older hosts verify.
-		if err := room.CheckRecord(p.Rules, rec, adp.CheckOptions{Records: adp.RecordHashFunc(known), TrustUnknownAnchors: true}); err != nil {
+		if err := room.CheckRecord(p.Rules, rec, adp.CheckOptions{Records: adp.RecordHashFunc(known), TrustUnknownAnchors: true, Envelopes: envelopes}); err != nil {
 			return fail(rec, err)
 		}
 		wasMember := room.IsActiveMember(p.Self)
@@ -211,6 +275,7 @@ func (p *Processor) ProcessPrepared(st *State, prep *Prepared, opt Options) *Res
 		a.Inbox = p.inboxFor(wasMember, rec, &item)
 		res.Applied = append(res.Applied, a)
 		batch[rec.Seq] = rec.Hash
+		envs[rec.EnvelopeHash()] = rec.Seq
 	}
 	return res
 }

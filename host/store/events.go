@@ -102,6 +102,9 @@ func (t *Tx) ApplyBatch(ctx context.Context, key int64, b *Batch) (*BatchResult,
 		return nil, ErrRoomFailed
 	}
 	res := &BatchResult{}
+	if err := t.indexEnvelopes(ctx, key, b.Events); err != nil {
+		return nil, err
+	}
 	for _, e := range b.Events {
 		if e.Seq <= b.SkipThrough {
 			continue

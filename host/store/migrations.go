@@ -25,7 +25,32 @@ CREATE INDEX join_requests_own_pending ON join_requests (room) WHERE own = 1 AND
 `},
 	{Version: 3, Name: "re-verify rooms under the 0.12.6 head rule", SQL: reverifyV3},
 	{Version: 4, Name: "room watches", SQL: watchesV4},
+	{Version: 5, Name: "envelope index", SQL: envelopesV5},
 }
+
+// envelopesV5 indexes the event hash of every verified record per room, for
+// the whole verified history (the record window is pruned, the index is
+// not): a reader refuses a history in which two records carry one signed
+// envelope. A room whose window still holds its whole verified history,
+// each envelope once, is indexed from it; every other room with verified
+// records forgets its derived state as migration 3 does, so the next sync
+// verifies it again from seq 1 and indexes it.
+const envelopesV5 = `
+CREATE TABLE room_envelopes (
+	room INTEGER NOT NULL REFERENCES rooms (id) ON DELETE CASCADE,
+	hash TEXT    NOT NULL, -- envelope hash (event ID)
+	seq  INTEGER NOT NULL, -- the record that carries it
+	PRIMARY KEY (room, hash)
+) STRICT, WITHOUT ROWID;
+INSERT INTO room_envelopes (room, hash, seq)
+	SELECT e.room, e.event_id, e.seq FROM events e JOIN rooms r ON r.id = e.room
+	WHERE r.synced_seq > 0 AND (SELECT COUNT(DISTINCT x.event_id) FROM events x WHERE x.room = r.id AND x.seq <= r.synced_seq) = r.synced_seq;
+DELETE FROM events WHERE room IN (SELECT id FROM rooms WHERE synced_seq > 0 AND id NOT IN (SELECT room FROM room_envelopes));
+DELETE FROM presented WHERE room IN (SELECT id FROM rooms WHERE synced_seq > 0 AND id NOT IN (SELECT room FROM room_envelopes));
+UPDATE rooms SET snapshot = NULL, head_seq = 0, head_hash = '', synced_seq = 0, synced_hash = '', oldest_seq = 0,
+	fail_seq = 0, fail_code = '', fail_message = '', failed_at = 0, active_turn = NULL
+	WHERE synced_seq > 0 AND id NOT IN (SELECT room FROM room_envelopes);
+`
 
 // watchesV4 keeps the custom event types the agent watches per room
 // (agent_protocols_room_watch): their records become room.event.custom

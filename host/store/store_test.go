@@ -448,7 +448,7 @@ func TestDraftsProfilesOutbox(t *testing.T) {
 	var id int64
 	mustWrite(t, s, func(tx *Tx) error {
 		var err error
-		id, err = tx.AddOutbox(ctx, &OutboxEntry{Kind: OutboxRoomEvent, Service: "https://h", RoomID: "room1", EventID: "ev", Nonce: 5, Envelope: []byte(`{}`), LeaseUntil: 100, CreatedAt: 1})
+		id, err = tx.AddOutbox(ctx, &OutboxEntry{Kind: "room_event", Service: "https://h", Ref: "room1", EventID: "ev", Nonce: 5, Envelope: []byte(`{}`), LeaseUntil: 100, CreatedAt: 1})
 		return err
 	})
 	mustWrite(t, s, func(tx *Tx) error {
@@ -479,6 +479,7 @@ func TestMigrationReverifiesRooms(t *testing.T) {
 	all := migrations
 	migrations = all[:2]
 	old := open(t, dir, 100)
+	envelopeTable(t, old, true) // ApplyBatch writes it (migration 5)
 	var key int64
 	mustWrite(t, old, func(tx *Tx) error {
 		r, err := tx.EnsureRoom(ctx, "https://h", "room1", 1)
@@ -495,6 +496,7 @@ func TestMigrationReverifiesRooms(t *testing.T) {
 		}
 		return tx.SetPresented(ctx, "s1", key, 5, "h5")
 	})
+	envelopeTable(t, old, false)
 	old.Close()
 	migrations = all
 

@@ -116,8 +116,8 @@ type ToolInfo struct {
 	Inputs []string
 	// Required lists the required input field names in schema order.
 	Required []string
-	// Capability is the grant the tool needs on the origin it reaches (""
-	// for a tool that needs none), and OriginInput the input member that
+	// Capability is the grant the tool needs on the origin it reaches (the
+	// zero Capability, not Valid, for a tool that needs none), and OriginInput the input member that
 	// names that origin when the input does ("" otherwise).
 	Capability  capability.Capability
 	OriginInput string

@@ -195,7 +195,7 @@ func loadTool(b *bundler, c *jsonschema.Compiler, fileName string, data []byte) 
 	if t.inputProps, t.required, err = checkInputSchema(in); err != nil {
 		return nil, fmt.Errorf("inputSchema: %w", err)
 	}
-	if t.originInput != "" && (t.capability == "" || !slices.Contains(t.inputProps, t.originInput)) {
+	if t.originInput != "" && (!t.capability.Valid() || !slices.Contains(t.inputProps, t.originInput)) {
 		return nil, fmt.Errorf("origin_input %q must name an input member of a tool that needs a capability", t.originInput)
 	}
 	out, err := b.bundle(f.OutputSchema)
@@ -225,18 +225,18 @@ func loadTool(b *bundler, c *jsonschema.Compiler, fileName string, data []byte) 
 // for a tool that needs none (it must be stated either way).
 func checkCapability(raw json.RawMessage) (capability.Capability, error) {
 	if len(raw) == 0 {
-		return "", errors.New(`"capability" is required: a grant name, or null for a tool that needs none`)
+		return 0, errors.New(`"capability" is required: a grant name, or null for a tool that needs none`)
 	}
 	var name *string
 	if err := json.Unmarshal(raw, &name); err != nil {
-		return "", fmt.Errorf("capability: %w", err)
+		return 0, fmt.Errorf("capability: %w", err)
 	}
 	if name == nil {
-		return "", nil
+		return 0, nil
 	}
-	c, err := capability.ParseOne(*name)
+	c, err := capability.Lookup(*name)
 	if err != nil {
-		return "", fmt.Errorf("capability: %w", err)
+		return 0, fmt.Errorf("capability: %w", err)
 	}
 	return c, nil
 }

@@ -176,7 +176,7 @@ func TestServeRawJSONRPC(t *testing.T) {
 
 	// Malformed bodies: 400 with a JSON-RPC error, never a plain-text page.
 	expect(t, "not JSON", s.post(t, `hello`, nil), 400, -32700, nil)
-	expect(t, "trailing comma", s.post(t, `{"jsonrpc":"2.0","id":1,"method":"ping",}`, nil), 400, -32700, nil)
+	expect(t, "trailing comma", s.post(t, `{"jsonrpc":"2.0","id":1,"method":"ping",}`, nil), 400, -32700, float64(1)) // the id is read from the beginning
 	expect(t, "a bare number", s.post(t, `42`, nil), 400, -32600, nil)
 	expect(t, "jsonrpc 1.0", s.post(t, `{"jsonrpc":"1.0","id":3,"method":"ping"}`, nil), 400, -32600, float64(3))
 	expect(t, "neither method nor result", s.post(t, `{"jsonrpc":"2.0","id":4}`, nil), 400, -32600, float64(4))

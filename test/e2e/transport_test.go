@@ -134,7 +134,7 @@ func TestStdioMalformedInput(t *testing.T) {
 	p.send(`hello`)
 	p.expectError("not JSON", -32700, nil)
 	p.send(`{"jsonrpc":"2.0","id":2,"method":"ping",}`)
-	p.expectError("trailing comma", -32700, nil)
+	p.expectError("trailing comma", -32700, float64(2)) // the id is read from the line's beginning
 	p.send(`42`)
 	p.expectError("a bare number", -32600, nil)
 	p.send(`"ping"`)
@@ -165,7 +165,7 @@ func TestStdioMalformedInput(t *testing.T) {
 
 	big := `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"` + strings.Repeat("x", 40<<20) + `"}}`
 	p.send(big)
-	if e := p.expectError("a 40 MB line", -32600, nil); e != nil && !strings.Contains(fmt.Sprint(e["message"]), "bytes") {
+	if e := p.expectError("a 40 MB line", -32600, float64(9)); e != nil && !strings.Contains(fmt.Sprint(e["message"]), "bytes") {
 		t.Errorf("size error message %v", e["message"])
 	}
 	p.send("   ") // blank lines are skipped, not answered

@@ -26,7 +26,7 @@ var layers = [][]string{
 	// 1: Agent Identity.
 	{"host/identity"},
 	// 2: keys, operator configuration, the ADP rules.
-	{"host/keystore", "host/config", "host/proto/adp"},
+	{"host/keystore", "host/config", "host/proto/adp", "host/proto/delegation"},
 	// 3: the HTTPS client, local state, materialized rooms, the tool catalog.
 	{"host/client", "host/store", "host/room", "host/room/", "host/toolcatalog"},
 	// 4: the plugin runtime and its test harness.

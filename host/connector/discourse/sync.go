@@ -325,13 +325,20 @@ func (c *Module) applyPrepared(ctx context.Context, h *hostState, key int64, pre
 		if err != nil {
 			return 0, nil, engine.Wrap(err)
 		}
+		// Every envelope the room's verified records carry, for the
+		// batch's hashes: a replayed envelope is refused however long ago
+		// its first record left the window.
+		envs, err := c.Store.Read().EnvelopeSeqs(ctx, key, prep.EnvelopeIDs())
+		if err != nil {
+			return 0, nil, engine.Wrap(err)
+		}
 		res := h.proc.ProcessPrepared(st, prep, room.Options{Known: func(seq int64) (string, bool) {
 			if hash, ok := skip.hash(seq); ok {
 				return hash, true
 			}
 			hash, ok, _ := c.Store.Read().RecordHash(ctx, key, seq)
 			return hash, ok
-		}})
+		}, Envelopes: room.EnvelopeSeqs(envs).Lookup})
 		if len(res.Applied) == 0 && res.Failure == nil {
 			return 0, nil, nil
 		}

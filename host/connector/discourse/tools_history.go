@@ -58,6 +58,7 @@ func (c *Module) remoteTimeline(ctx context.Context, sess SessionID, in RoomTime
 	var more bool
 	cursor := ""
 	seen := map[string]bool{}
+	envs := room.EnvelopeSeqs{} // bounded by SyncRecordsPerCall
 	for {
 		page, err := rr.h.client.Events(ctx, rr.roomID, client.EventsQuery{AfterSeq: 0, Limit: c.opts.HistoryPage, Cursor: cursor})
 		if err != nil {
@@ -68,7 +69,8 @@ func (c *Module) remoteTimeline(ctx context.Context, sess SessionID, in RoomTime
 			recs = recs[:bound-verified]
 			out.History.Truncated = true
 		}
-		res := rr.h.proc.Process(st, recs, room.Options{})
+		res := rr.h.proc.Process(st, recs, room.Options{Envelopes: envs.Lookup})
+		envs.Add(res.Applied)
 		if f := res.Failure; f != nil {
 			return nil, &engine.Error{Code: CodeVerificationFailed, Message: "the host's history of room " + rr.roomID + " failed verification: " + f.Message,
 				Data: map[string]any{"seq": f.Seq, "code": f.Code}, Err: f}

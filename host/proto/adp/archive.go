@@ -120,7 +120,8 @@ func (a *ArchiveReport) add(seq int64, err error) {
 
 // Replay verifies a room's records as ADP 18 steps 1–5 describe and reports
 // every problem: records ordered by seq, gapless from 1, no duplicates, one
-// room; every record hash recomputed and every pre_hash linked; every
+// room, no signed envelope carried by two records (replayed_envelope, a
+// check the SDK's verifier lacks); every record hash recomputed and every pre_hash linked; every
 // non-redacted envelope's hash and signature verified; room state replayed
 // with CheckCreate and Check evaluated at each record's accepted_at (the
 // historical time policy: no live window, no nonce), base anchors looked up
@@ -156,7 +157,7 @@ type replayer struct {
 	rules   *Rules
 	rep     *ArchiveReport
 	hashes  map[int64]string
-	events  map[string]bool
+	events  map[string]int64 // event hash → seq of the first record carrying it
 	lookup  CheckOptions
 	room    *Room
 	prev    *Record
@@ -166,10 +167,11 @@ type replayer struct {
 
 func (p *replayer) init(rules *Rules) {
 	p.rules, p.rep = rules, &ArchiveReport{}
-	p.hashes, p.events = map[int64]string{}, map[string]bool{}
+	p.hashes, p.events = map[int64]string{}, map[string]int64{}
 	p.lookup = CheckOptions{
-		Records: RecordHashFunc(func(seq int64) (string, bool) { h, ok := p.hashes[seq]; return h, ok }),
-		Events:  EventFunc(func(id string) bool { return p.events[id] }),
+		Records:   RecordHashFunc(func(seq int64) (string, bool) { h, ok := p.hashes[seq]; return h, ok }),
+		Events:    EventFunc(func(id string) bool { _, ok := p.events[id]; return ok }),
+		Envelopes: EnvelopeSeqFunc(func(id string) (int64, bool) { s, ok := p.events[id]; return s, ok }),
 	}
 }
 
@@ -274,7 +276,9 @@ func (p *replayer) addChecked(c *CheckedRecords) {
 		}
 		p.hashes[rec.Seq] = rec.Hash
 		if h := rec.EnvelopeHash(); h != "" {
-			p.events[h] = true
+			if _, seen := p.events[h]; !seen {
+				p.events[h] = rec.Seq
+			}
 		}
 		p.prev = rec
 	}

@@ -82,6 +82,14 @@ type CheckOptions struct {
 	// Events checks that message.create references name events of the
 	// room (11); nil skips that check.
 	Events EventLookup
+	// Envelopes, for a reader, finds the earlier record of the room that
+	// carries an envelope, by event hash, over the room's whole history:
+	// CheckRecord refuses a record whose envelope an earlier record
+	// already carries (replayed_envelope). nil skips that check. Check, which
+	// judges a live write, ignores it: a host answers an exact resubmission
+	// with the original record before any room rule runs (Agent Identity
+	// 6.1 step 6), and its records table holds each event hash once.
+	Envelopes EnvelopeLookup
 	// JoinRequests gives the host's state of the request a room.join.review
 	// embeds (pending and unexpired, 10). A host must set it. A verifier,
 	// which cannot know request lifecycles, leaves it nil: it then checks

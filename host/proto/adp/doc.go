@@ -27,6 +27,9 @@
 //     Check for every other write, CheckJoinRequest for join requests, and
 //     Apply for accepted records; VerifyRecord/VerifyGenesis for readers;
 //     Replay and VerifyArchive for archives (18).
+//   - Replayed envelopes (replayed.go): a reader refuses a history in which
+//     two records carry the same signed envelope (CheckReplayed,
+//     CheckOptions.Envelopes), which no conformant host writes.
 //   - Limits (20) and the error codes of section 19 (Error).
 //
 // # How a host uses it
@@ -47,7 +50,9 @@
 // Parse records with ParseRecord, then VerifyGenesis for seq 1 and
 // Room.VerifyRecord followed by Room.Apply for each later record, with
 // CheckOptions.TrustUnknownAnchors when only a window of record hashes is
-// kept. Snapshot the Room as JSON between syncs: it is plain data and round
+// kept, and CheckOptions.Envelopes over every event hash the room's verified
+// records carry (not only the window's), so a replay of an envelope recorded
+// long ago is still refused. Snapshot the Room as JSON between syncs: it is plain data and round
 // trips losslessly.
 //
 // Nothing here checks an envelope's timestamp window or nonce, and Check does

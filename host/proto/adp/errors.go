@@ -60,6 +60,11 @@ const (
 	// pre_hash does not link, or an archive's last_seq/last_hash disagrees
 	// with its records.
 	CodeChainBroken = "chain_broken"
+	// CodeReplayedEnvelope: two records of a room carry the same signed
+	// envelope (the same event hash). No conformant host records an
+	// envelope twice (it answers an exact resubmission with the original
+	// record), so the host replayed it.
+	CodeReplayedEnvelope = "replayed_envelope"
 )
 
 // Error is an ADP rejection: a stable code (section 19 or Agent Identity

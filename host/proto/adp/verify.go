@@ -30,14 +30,19 @@ func (r *Room) verifyContent(rules *Rules, rec *Record, opt CheckOptions) error 
 	return r.CheckRecord(rules, rec, opt)
 }
 
-// CheckRecord is the part of VerifyRecord that depends on room state: for a
-// redacted record, that its type is known to the room; otherwise Check at
+// CheckRecord is the part of VerifyRecord that depends on room state: that
+// no earlier record carries the record's envelope (with opt.Envelopes,
+// CheckReplayed); for a redacted record, that its type is known to the room;
+// otherwise Check at
 // the record's accepted_at (opt.Now is overridden) as a reader judges it,
 // under the union of the current rules and the 0f87fee drafts'. It is for a
 // caller that checked the record's link, hashes and signature itself (for
 // example in parallel, ahead of the records before it); errors about the
 // envelope point into the record ("/envelope/…").
 func (r *Room) CheckRecord(rules *Rules, rec *Record, opt CheckOptions) error {
+	if err := CheckReplayed(rec, opt.Envelopes); err != nil {
+		return err
+	}
 	if rec.Envelope == nil {
 		if _, err := ClassOf(rec.Type(), r.Types); err != nil {
 			return withPointerPrefix(err, "")

@@ -65,6 +65,7 @@ var kinds = map[string]func(json.RawMessage) (any, error){
 }
 
 func main() {
+	addDelegationKinds()
 	data, err := io.ReadAll(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "goverdict: read stdin:", err)

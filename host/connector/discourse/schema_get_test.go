@@ -1,4 +1,4 @@
-package connector_test
+package discourse_test
 
 import (
 	"bytes"
@@ -9,6 +9,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"apconnect/host/connector"
+	"apconnect/host/connector/discourse"
+	"apconnect/host/connector/profile"
+	"apconnect/host/engine"
 )
 
 // schema_get's schemas stand alone: each compiles by itself and judges
@@ -18,8 +21,8 @@ func TestSchemaGetSchemasStandAlone(t *testing.T) {
 	h := startHub(t)
 	alice := newAgent(t, h, 0xA1, "")
 	roomID, _ := pollRoom(t, alice, h)
-	res := must[*connector.SchemaGetResult](t, "agent_protocols_schema_get")(alice.SchemaGet(ctx, alice.sess,
-		connector.SchemaGetInput{Protocol: connector.ProtocolDiscourse, RoomID: roomID}))
+	res := must[*connector.SchemaGetResult](t, "agent_protocols_schema_get")(alice.conn.SchemaGet(ctx, alice.sess,
+		connector.SchemaGetInput{Protocol: discourse.Protocol, RoomID: roomID}))
 	byType := map[string]*jsonschema.Schema{}
 	for i, s := range res.Schemas {
 		raw, _ := json.Marshal(s.Schema)
@@ -60,19 +63,19 @@ func TestSchemaGetSchemasStandAlone(t *testing.T) {
 			t.Errorf("%s %s: valid %v, want %v (%v)", tc.typ, tc.payload, err == nil, tc.ok, err)
 		}
 	}
-	prof := must[*connector.SchemaGetResult](t, "agent_protocols_schema_get")(alice.SchemaGet(ctx, alice.sess,
-		connector.SchemaGetInput{Protocol: connector.ProtocolProfile, Type: "profile.update"}))
+	prof := must[*connector.SchemaGetResult](t, "agent_protocols_schema_get")(alice.conn.SchemaGet(ctx, alice.sess,
+		connector.SchemaGetInput{Protocol: profile.Protocol, Type: "profile.update"}))
 	if len(prof.Schemas) != 1 || prof.RegisteredPacks != nil {
 		t.Fatalf("profile: %+v", prof)
 	}
 	for _, in := range []connector.SchemaGetInput{
-		{Protocol: "agent-knowledge/1.0"}, {Protocol: connector.ProtocolProfile, RoomID: roomID}, {Protocol: connector.ProtocolDiscourse, Type: "no.such"},
+		{Protocol: "agent-knowledge/1.0"}, {Protocol: profile.Protocol, RoomID: roomID}, {Protocol: discourse.Protocol, Type: "no.such"},
 	} {
-		if _, err := alice.SchemaGet(ctx, alice.sess, in); code(err) == "" {
+		if _, err := alice.conn.SchemaGet(ctx, alice.sess, in); code(err) == "" {
 			t.Errorf("%+v: no error", in)
 		}
 	}
-	if _, err := alice.SchemaGet(ctx, alice.sess, connector.SchemaGetInput{Protocol: "agent-knowledge/1.0"}); code(err) != connector.CodeUnsupportedProtocol {
+	if _, err := alice.conn.SchemaGet(ctx, alice.sess, connector.SchemaGetInput{Protocol: "agent-knowledge/1.0"}); code(err) != engine.CodeUnsupportedProtocol {
 		t.Errorf("knowledge: %v", err)
 	}
 }
