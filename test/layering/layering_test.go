@@ -20,24 +20,31 @@ const module = "apconnect/"
 // may import packages of lower layers only, except where within lets it
 // import a sibling of its own layer.
 var layers = [][]string{
-	// 0: data and small leaf helpers.
+	// 0: data and small leaf helpers: the grant vocabulary, the inbox item.
 	{"schemas", "schemas/", "host/internal/", "host/text", "host/schemaerr", "host/termsafe", "host/hub/tlsca", "host/plugin/internal/wasmguard",
-		"host/plugin/internal/gobuild", "host/plugin/internal/guestbuild"},
-	// 1: Agent Identity.
+		"host/plugin/internal/gobuild", "host/plugin/internal/guestbuild", "host/capability", "host/inbox"},
+	// 1: Agent Identity, which knows no protocol.
 	{"host/identity"},
-	// 2: keys, operator configuration, the ADP rules.
-	{"host/keystore", "host/config", "host/proto/adp", "host/proto/delegation"},
+	// 2: keys, operator configuration, each protocol's rules (host/proto/…:
+	// none imports another).
+	{"host/keystore", "host/config", "host/proto/"},
 	// 3: the HTTPS client, local state, materialized rooms, the tool catalog.
 	{"host/client", "host/store", "host/room", "host/room/", "host/toolcatalog"},
 	// 4: the plugin runtime and its test harness.
 	{"host/plugin", "host/plugin/plugintest", "host/plugin/internal/precompile"},
 	// 5: loading the configured plugins.
 	{"host/pluginhost"},
-	// 6: the engine and, beside it and never importing it, the local hub.
-	{"host/connector", "host/hub", "host/hub/"},
-	// 7: the MCP surface.
+	// 6: the connector's engine and, beside it and never importing it, the
+	// local hub.
+	{"host/engine", "host/hub", "host/hub/"},
+	// 7: one connector module per protocol (none imports a sibling).
+	{"host/connector/"},
+	// 8: the connector, which builds the modules, and the modules' shared
+	// test helpers.
+	{"host/connector", "host/connector/internal/connectortest"},
+	// 9: the MCP surface.
 	{"host/mcpserver", "host/mcpserver/"},
-	// 8: the binary, tests, examples and the first-party plugin tests.
+	// 10: the binary, tests, examples and the first-party plugin tests.
 	{"cmd/", "test/", "examples/", "plugins"},
 }
 
@@ -45,26 +52,30 @@ var layers = [][]string{
 var within = map[string][]string{
 	"host/schemaerr": {"host/text"},
 	// The hub's own order: hubdb < hubhttp < discourse, profile < hub < hubtest.
-	"host/hub/hubhttp":                {"host/hub/hubdb"},
-	"host/hub/discourse":              {"host/hub/hubdb", "host/hub/hubhttp"},
-	"host/hub/profile":                {"host/hub/hubdb", "host/hub/hubhttp"},
-	"host/hub":                        {"host/hub/hubdb", "host/hub/hubhttp", "host/hub/discourse", "host/hub/profile"},
-	"host/hub/hubtest":                {"host/hub"},
-	"host/mcpserver/internal/gendocs": {"host/mcpserver"},
-	"host/plugin/plugintest":          {"host/plugin"},
-	"host/plugin/internal/precompile": {"host/plugin"},
-	"examples/demo":                   {"examples/demo/scenario"},
+	"host/hub/hubhttp":                      {"host/hub/hubdb"},
+	"host/hub/discourse":                    {"host/hub/hubdb", "host/hub/hubhttp"},
+	"host/hub/profile":                      {"host/hub/hubdb", "host/hub/hubhttp"},
+	"host/hub":                              {"host/hub/hubdb", "host/hub/hubhttp", "host/hub/discourse", "host/hub/profile"},
+	"host/hub/hubtest":                      {"host/hub"},
+	"host/mcpserver/internal/gendocs":       {"host/mcpserver"},
+	"host/connector/internal/connectortest": {"host/connector"},
+	"host/plugin/plugintest":                {"host/plugin"},
+	"host/plugin/internal/precompile":       {"host/plugin"},
+	"examples/demo":                         {"examples/demo/scenario"},
 }
 
 // testPeers are what any test may use, whatever its layer: the real peers
 // and harnesses the tests run against (a client test talks to a real hub;
 // a plugin tool is tested under the real runtime).
-var testPeers = []string{"host/hub", "host/hub/hubtest", "host/plugin/plugintest", "host/room/roomtest", "test/catalogcheck"}
+var testPeers = []string{"host/hub", "host/hub/hubtest", "host/plugin/plugintest", "host/room/roomtest", "test/catalogcheck",
+	// A module's tests run it inside the whole connector.
+	"host/connector", "host/connector/internal/connectortest"}
 
 // denied are imports the layer order allows but the design forbids.
 var denied = map[string][]string{
 	// The MCP surface reads state through the engine, never around it.
-	"host/mcpserver": {"host/store", "host/config", "host/client", "host/room", "host/proto/adp"},
+	"host/mcpserver": {"host/store", "host/config", "host/client", "host/room", "host/proto/adp", "host/proto/profile",
+		"host/proto/mail", "host/proto/knowledge", "host/proto/delegation"},
 	// The binary uses the hub's API, not its internals.
 	"cmd/apconnect": {"host/hub/discourse", "host/hub/hubdb", "host/hub/hubhttp", "host/hub/profile"},
 }

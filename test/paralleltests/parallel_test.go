@@ -22,7 +22,8 @@ import (
 // packages are the directories, from the module root, the rule covers.
 var packages = []string{
 	"cmd/apconnect",
-	"host/connector",
+	"host/connector/discourse",
+	"host/connector/profile",
 	"host/hub/discourse",
 	"host/mcpserver",
 	"host/store",
