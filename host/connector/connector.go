@@ -3,10 +3,12 @@ package connector
 import (
 	"context"
 	"crypto/x509"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"apconnect/host/client"
@@ -97,7 +99,7 @@ func New(ctx context.Context, opts Options) (*Connector, error) {
 		e.Close()
 		return nil, err
 	}
-	return &Connector{engine: e, discourse: disc, profile: prof, modules: []engine.Module{prof, disc}}, nil
+	return &Connector{engine: e, discourse: disc, profile: prof, modules: []engine.Module{disc, prof}}, nil
 }
 
 // Engine returns the protocol-neutral core.
@@ -157,4 +159,24 @@ func (c *Connector) PluginTools() []plugin.ToolDef { return c.discourse.PluginTo
 // CallTool calls a plugin tool by its MCP name.
 func (c *Connector) CallTool(ctx context.Context, sess engine.SessionID, name string, args json.RawMessage) (*discourse.PluginToolResult, error) {
 	return c.discourse.CallTool(ctx, sess, name, args)
+}
+
+var (
+	//go:embed instructions.md
+	intro string
+	//go:embed instructions_trust.md
+	trust string
+)
+
+// Instructions are the MCP server instructions: the connector's own
+// opening, each module's part in order, and the trust rules.
+func (c *Connector) Instructions() string {
+	parts := []string{strings.TrimSpace(intro)}
+	for _, m := range c.modules {
+		if in, ok := m.(engine.Instructor); ok {
+			parts = append(parts, in.Instructions())
+		}
+	}
+	parts = append(parts, strings.TrimSpace(trust))
+	return strings.Join(parts, "\n\n")
 }

@@ -5,15 +5,11 @@ package mcpserver
 
 import (
 	_ "embed"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"apconnect/host/toolcatalog"
 )
-
-//go:embed instructions.md
-var instructions string
 
 // Preload loads the tool catalog now (see toolcatalog.Preload), so that a
 // server built later does not wait for it.
@@ -38,12 +34,6 @@ func Tool(name string) (*mcp.Tool, bool) {
 		return nil, false
 	}
 	return mcpTool(d), true
-}
-
-// Instructions returns the server instructions sent to clients at
-// initialization: the agent interaction loop of connector spec 4.5.
-func Instructions() string {
-	return strings.TrimSpace(instructions)
 }
 
 func mcpTool(d toolcatalog.Definition) *mcp.Tool {

@@ -114,12 +114,12 @@ func TestReferencedToolsExist(t *testing.T) {
 		check(tool.Name+" description", tool.Description)
 		check(tool.Name+" schemas", string(tool.InputSchema.(json.RawMessage))+string(tool.OutputSchema.(json.RawMessage)))
 	}
-	check("instructions", Instructions())
+	check("instructions", offlineConnector(t).Instructions())
 }
 
 func TestInstructionsTeachTheLoop(t *testing.T) {
 	t.Parallel()
-	ins := Instructions()
+	ins := offlineConnector(t).Instructions()
 	if len(ins) > 4000 {
 		t.Errorf("instructions are %d bytes; keep them short", len(ins))
 	}

@@ -122,7 +122,7 @@ func newServer(conn *connector.Connector, opts Options) *server {
 		Title:   "apconnect: Agent Protocols connector",
 		Version: opts.Version,
 	}, &mcp.ServerOptions{
-		Instructions: Instructions(),
+		Instructions: conn.Instructions(),
 		Logger:       slog.New(minLevel{h: opts.Logger.Handler(), min: slog.LevelWarn}),
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{},

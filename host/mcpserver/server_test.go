@@ -34,7 +34,7 @@ func TestCapabilitiesAndVersions(t *testing.T) {
 			data, _ := json.Marshal(c)
 			t.Errorf("capabilities %s", data)
 		}
-		if init.Instructions != Instructions() || init.ServerInfo.Name != "apconnect" {
+		if init.Instructions != a.conn.Instructions() || init.ServerInfo.Name != "apconnect" {
 			t.Errorf("instructions or server info: %+v", init.ServerInfo)
 		}
 		tools, err := a.cs.ListTools(bg, nil)

@@ -123,6 +123,14 @@ func TestCompareTypeFindsDrift(t *testing.T) {
 // and returns each tool's Go types.
 func toolTypes(t *testing.T) map[string]toolIO {
 	t.Helper()
+	s := &server{conn: offlineConnector(t), toolIO: map[string]toolIO{}}
+	s.handlers()
+	return s.toolIO
+}
+
+// offlineConnector is a connector whose one host is never reached.
+func offlineConnector(t *testing.T) *connector.Connector {
+	t.Helper()
 	home := t.TempDir()
 	cfg, err := config.Default(home, config.DefaultOptions{HostURL: "https://hub.example", HostLabel: "hub"})
 	if err != nil {
@@ -133,9 +141,7 @@ func toolTypes(t *testing.T) map[string]toolIO {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	s := &server{conn: conn, toolIO: map[string]toolIO{}}
-	s.handlers()
-	return s.toolIO
+	return conn
 }
 
 // jsonField is one field as encoding/json sees it.

@@ -2,7 +2,9 @@ package discourse
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -254,3 +256,9 @@ func (c *Module) host(origin string) (*hostState, error) {
 	}
 	return h, nil
 }
+
+//go:embed instructions.md
+var instructions string
+
+// Instructions is the module's part of the server instructions.
+func (c *Module) Instructions() string { return strings.TrimSpace(instructions) }

@@ -2,7 +2,9 @@ package profile
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
+	"strings"
 	"time"
 
 	"apconnect/host/engine"
@@ -111,3 +113,9 @@ func (c *Module) Schemas(ctx context.Context, q engine.SchemaQuery) (*engine.Sch
 	}
 	return &engine.Schemas{Entries: entries}, nil
 }
+
+//go:embed instructions.md
+var instructions string
+
+// Instructions is the module's part of the server instructions.
+func (c *Module) Instructions() string { return strings.TrimSpace(instructions) }
