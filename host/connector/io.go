@@ -100,9 +100,9 @@ type SchemaEntry = engine.SchemaEntry
 
 // AgentProtocolsHost is an operator-configured host (connector spec 4.3).
 type AgentProtocolsHost struct {
-	Host           string   `json:"host"`
-	Label          string   `json:"label,omitempty"`
-	Allowed        bool     `json:"allowed"`
+	Host    string `json:"host"`
+	Label   string `json:"label,omitempty"`
+	Allowed bool   `json:"allowed"`
 	// Grants are the origin's effective grants (config.toml [[hosts]]
 	// grants; every capability when the entry names none).
 	Grants         []string `json:"grants"`

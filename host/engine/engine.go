@@ -61,9 +61,9 @@ type Engine struct {
 	// Log receives the logs.
 	Log *slog.Logger
 
-	opts   Options
-	clock  func() time.Time
-	signer identity.Signer
+	opts    Options
+	clock   func() time.Time
+	signer  identity.Signer
 	gate    *Gate
 	budgets budgets
 	wake    *Notifier

@@ -54,7 +54,9 @@ func withHTTP(f func(origin string, roots *x509.CertPool) (*http.Client, error))
 	return connectortest.WithHTTP(f)
 }
 
-func must[T any](t testing.TB, tool string) func(v T, err error) T { return connectortest.Must[T](t, tool) }
+func must[T any](t testing.TB, tool string) func(v T, err error) T {
+	return connectortest.Must[T](t, tool)
+}
 
 func code(err error) string { return connectortest.Code(err) }
 

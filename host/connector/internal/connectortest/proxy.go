@@ -30,11 +30,11 @@ import (
 // tamper with what the hub serves: history pages rewritten, live streams
 // cut, write responses lost, writes delayed behind another agent's.
 type Proxy struct {
-	t      testing.TB
-	hub    *hubtest.Hub
-	srv    *httptest.Server
-	rp     *httputil.ReverseProxy
-	mu     sync.Mutex
+	t        testing.TB
+	hub      *hubtest.Hub
+	srv      *httptest.Server
+	rp       *httputil.ReverseProxy
+	mu       sync.Mutex
 	tamperFn func(recs []map[string]any) []map[string]any // history pages
 	// DropPosts answers room writes with a cut connection after the hub
 	// accepted them (the response is lost).
