@@ -1,18 +1,20 @@
-// Package connector is the engine behind the agent_protocols_* tools of the
-// local connector spec (seeds/000, sections 4.1–4.5): one exported method
-// per tool, each taking the MCP session it serves (SessionID) and the
-// tool's input, and returning the tool's structured result or an *engine.Error with
-// a stable code (ADP and Agent Identity codes and data are kept as hosts
-// send them). The MCP layer validates inputs against schemas/tools and
-// serves the results; every result matches the tool's output schema.
+// Package discourse is the connector's Agent Discourse module: the room
+// tools of the local connector spec (seeds/000, sections 4.1–4.5) and the
+// SDK 0.12.6 Discourse extras, one exported method per tool (declared in
+// tools.go), each taking the MCP session it serves (SessionID) and the
+// tool's input, and returning the tool's structured result or an
+// *engine.Error with a stable code (ADP and Agent Identity codes and data
+// are kept as hosts send them). The MCP layer validates inputs against
+// schemas/tools and serves the results; every result matches the tool's
+// output schema.
 //
-// A Connector acts as one Agent ID: it is built from the operator's
-// configuration (hosts, CA files, state directory, record window), the
-// identity's key as an identity.Signer, a clock and a logger. It holds the
-// only signer; nothing it returns carries a key, a nonce to reuse or a
-// request token. Its state is host/store (SQLite, one database per Agent ID);
-// records are verified and materialized by host/room on the rules of
-// host/proto/adp; hosts are reached through host/client.
+// The module is built on the engine (host/engine) of one Agent ID, which
+// holds the signer, the state (host/store, SQLite, one database per Agent
+// ID), the signing pipeline and the gate: every tool checks the room host's
+// discourse.read or discourse.write grant before it reads or writes
+// anything, and every request to a host carries that grant. Records are
+// verified and materialized by host/room on the rules of host/proto/adp;
+// hosts are reached through host/client.
 //
 // # Reads and sync
 //
