@@ -74,9 +74,8 @@ func (e *Engine) outboxLoop(ctx context.Context) {
 // ResubmitOutbox resubmits the pending outbox entries whose lease ended
 // through the Submitter of their kind and returns how many it closed. An
 // entry whose origin the operator no longer grants its capability is not
-// sent: it stays pending, leased for OutboxLease, with permission_denied as
-// its error (doctor and the operator's view show it), so restoring the
-// grant sends it.
+// sent: it stays pending with permission_denied as its error (doctor and
+// the operator's view show it), so restoring the grant sends it.
 func (e *Engine) ResubmitOutbox(ctx context.Context) int {
 	now := e.NowMS()
 	var entries []*store.OutboxEntry
@@ -128,11 +127,12 @@ func (e *Engine) resubmit(ctx context.Context, entry *store.OutboxEntry) bool {
 	return false
 }
 
-// holdOutbox keeps an entry pending without sending it, leased for
-// OutboxLease, with the reason as its error.
+// holdOutbox keeps an entry pending without sending it, with the reason as
+// its error, until the next round of the resubmission looks again (a
+// restored grant sends it then; checking costs no request).
 func (e *Engine) holdOutbox(ctx context.Context, entry *store.OutboxEntry, reason error) {
 	now := e.NowMS()
 	e.outboxWrite(ctx, "holding an outbox entry", entry.ID, func(ctx context.Context, tx *store.Tx) error {
-		return tx.HoldOutbox(ctx, entry.ID, now, now+OutboxLease.Milliseconds(), reason.Error())
+		return tx.HoldOutbox(ctx, entry.ID, now, now+outboxInterval.Milliseconds(), reason.Error())
 	})
 }

@@ -73,16 +73,26 @@ type agentOptions struct {
 	// protocol is the client's protocol version ("" for the SDK default,
 	// 2026-07-28).
 	protocol string
+	// home reuses an agent's home (a restart); grants, when set, replaces
+	// the hub's [[hosts]] grants.
+	home   string
+	grants *[]string
 }
 
 // newAgent builds an agent whose key seed repeats seed.
 func newAgent(t testing.TB, h *hubtest.Hub, name string, seed byte, o agentOptions) *tagent {
 	t.Helper()
-	home := t.TempDir()
+	home := o.home
+	if home == "" {
+		home = t.TempDir()
+	}
 	cfg, err := config.Default(home, config.DefaultOptions{IdentityName: name, HostURL: h.Origin(), HostLabel: "hub",
 		HostCAFile: h.CAFile(), ProfileServices: []string{h.Origin()}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.grants != nil {
+		cfg.Hosts[0].Grants = *o.grants
 	}
 	sig := hubtest.NewAgent(seed).Signer
 	n := &atomic.Int64{}

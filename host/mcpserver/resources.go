@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"apconnect/host/capability"
 	"apconnect/host/connector"
 	"apconnect/host/connector/discourse"
 	"apconnect/host/engine"
@@ -281,6 +282,9 @@ func (s *server) draftsResource(ctx context.Context) (any, error) {
 func (s *server) localRoom(ctx context.Context, uri, roomID string) (*discourse.LocalRoom, error) {
 	lr, err := s.conn.Discourse().FindLocalRoom(ctx, "", roomID)
 	if err == nil {
+		if err := s.granted(uri, lr.Host, capability.DiscourseRead); err != nil {
+			return nil, err
+		}
 		return lr, nil
 	}
 	if discourse.IsNotFound(err) {
@@ -392,7 +396,26 @@ func (s *server) profileResource(ctx context.Context, uri, agentID string) (any,
 	if discourse.IsNotFound(err) {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	return p, err
+	if err != nil {
+		return nil, err
+	}
+	if err := s.granted(uri, p.ProfileService, capability.ProfileRead); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// granted refuses a resource whose tool would be refused: the operator has
+// not granted c on the origin the resource's data came from. A resource
+// needs what its tool needs.
+func (s *server) granted(uri, origin string, c capability.Capability) error {
+	err := s.conn.Engine().Allow(origin, c)
+	if err == nil {
+		return nil
+	}
+	e := engine.AsError(err)
+	data, _ := json.Marshal(map[string]any{"uri": uri, "code": e.Code, "capability": c.String(), "origin": origin})
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: e.Code + ": " + e.Message, Data: data}
 }
 
 // archiveResource is a room's kept archive: its summary and, withRecords,
@@ -404,6 +427,9 @@ func (s *server) archiveResource(uri, roomID string, withRecords bool) (any, err
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := s.granted(uri, sum.Host, capability.DiscourseRead); err != nil {
 		return nil, err
 	}
 	out := struct {

@@ -367,3 +367,37 @@ func readJSON(t *testing.T, a *tagent, uri string) obj {
 	}
 	return m
 }
+
+// A resource needs what its tool needs: with the hub's grants withdrawn, a
+// room held locally, its archive and a profile pinned from the hub are
+// refused with permission_denied, and nothing reaches the hub.
+func TestResourcesNeedTheirToolsGrants(t *testing.T) {
+	t.Parallel()
+	h := startHub(t)
+	home := t.TempDir()
+	alice := newAgent(t, h, "alice", 0xA1, agentOptions{home: home})
+	now := time.Now().UnixMilli()
+	roomID := alice.call("room_create", obj{"host": h.Origin(), "topic": "Grants", "visibility": "public",
+		"start_time": now - 1000, "end_time": now + 3600_000})["room"].(map[string]any)["room_id"].(string)
+	alice.call("room_archive", obj{"room_id": roomID, "include_records": false})
+	alice.call("profile_update", obj{"profile_service": h.Origin(), "profile": obj{"name": "Alice"}})
+	alice.call("profiles_get", obj{"profile_service": h.Origin()})
+	alice.conn.Close()
+
+	none := []string{}
+	again := newAgent(t, h, "alice", 0xA1, agentOptions{home: home, grants: &none})
+	before := again.requests.Load()
+	for _, uri := range []string{"agent-protocols://rooms/" + roomID, "agent-protocols://rooms/" + roomID + "/timeline",
+		"agent-protocols://rooms/" + roomID + "/archive", "agent-protocols://profiles/" + alice.id} {
+		_, err := again.cs.ReadResource(bg, &mcp.ReadResourceParams{URI: uri})
+		if err == nil || !strings.Contains(err.Error(), "permission_denied") {
+			t.Errorf("%s: %v, want permission_denied", uri, err)
+		}
+	}
+	if rooms := readJSON(t, again, "agent-protocols://rooms"); len(rooms["rooms"].([]any)) != 0 {
+		t.Errorf("rooms of a host without discourse.read listed: %v", rooms)
+	}
+	if n := again.requests.Load() - before; n != 0 {
+		t.Errorf("%d requests reached the hub", n)
+	}
+}

@@ -63,6 +63,9 @@ func (c *Module) Following() (streams, polled int) {
 
 func (m *liveManager) run(ctx context.Context) {
 	for _, origin := range m.c.hostOrder {
+		if m.c.Allow(origin, capability.DiscourseRead) != nil {
+			continue // nothing reaches a host the operator granted no Discourse read
+		}
 		go func(h *hostState) {
 			if err := m.c.discover(ctx, h); err != nil {
 				m.c.Log.Debug("discovery", "host", h.origin, "err", err)

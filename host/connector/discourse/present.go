@@ -3,6 +3,7 @@ package discourse
 import (
 	"context"
 
+	"apconnect/host/capability"
 	"apconnect/host/engine"
 	"apconnect/host/store"
 )
@@ -64,7 +65,21 @@ func (c *Module) syncStateRow(ctx context.Context, q store.Q, host string, row *
 		s.Verification = &Verification{Status: "failed", Seq: f.Seq, Code: f.Code, Message: f.Message, At: f.At}
 	}
 	s.CatchingUp = c.catchUp.active(row.Key)
+	s.Refused = c.refused(host)
 	return s, nil
+}
+
+// refused lists the Discourse capabilities the operator has not granted on
+// a host: the writes (or reads) the connector will refuse there.
+func (c *Module) refused(host string) []string {
+	var out []string
+	granted := c.Grants(host)
+	for _, cap := range []capability.Capability{capability.DiscourseRead, capability.DiscourseWrite} {
+		if !granted.Has(cap) {
+			out = append(out, cap.String())
+		}
+	}
+	return out
 }
 
 // present records that a head was presented to a session for a room.

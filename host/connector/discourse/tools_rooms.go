@@ -119,6 +119,9 @@ func (c *Module) RoomsList(ctx context.Context, sess SessionID, in RoomsListInpu
 		out.NextCursor = "r" + strconv.FormatInt(rows[len(rows)-1].Key, 10)
 	}
 	for _, row := range rows {
+		if c.Allow(row.Host, capability.DiscourseRead) != nil {
+			continue // a host whose read grant the operator withdrew
+		}
 		s, err := c.summaryOf(ctx, row)
 		if err != nil {
 			return nil, engine.Wrap(err)

@@ -44,6 +44,10 @@ type SyncState struct {
 	// CatchingUp is set while a sync that stopped at its per-call bound
 	// goes on in the background.
 	CatchingUp bool `json:"catching_up,omitempty"`
+	// Refused lists the Discourse capabilities the operator has not granted
+	// on the room's host (config.toml [[hosts]] grants): what the connector
+	// refuses there, and does not do in the background either.
+	Refused []string `json:"refused,omitempty"`
 }
 
 // Verification describes a room marked as failing verification: the first

@@ -55,6 +55,8 @@ type Proxy struct {
 	// BeforePost runs before a room write is forwarded.
 	BeforePost func()
 	Posts      atomic.Int64
+	// Requests counts every request that reached the proxy.
+	Requests atomic.Int64
 }
 
 func NewProxy(t testing.TB, h *hubtest.Hub) *Proxy {
@@ -97,6 +99,7 @@ func (p *Proxy) SetTamper(f func(recs []map[string]any) []map[string]any) {
 }
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.Requests.Add(1)
 	isLive := strings.HasSuffix(r.URL.Path, "/events/live")
 	isPost := r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/rooms/") && strings.Count(r.URL.Path, "/") == 3
 	if isLive && p.BlockLive.Load() {
