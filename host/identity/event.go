@@ -5,42 +5,18 @@ import (
 	"crypto/ed25519"
 	"crypto/sha3"
 	"encoding/json"
-	"fmt"
 	"slices"
 )
 
-// Protocol identifiers whose closed event shapes this package knows.
-const (
-	ProtocolProfile   = "agent-profile/1.0"
-	ProtocolDiscourse = "agent-discourse/1.0"
-)
-
-// MaxMentions is the most entries an ADP event's mentions may hold (ADP 20).
-const MaxMentions = 32
-
-// ValidRoomID reports whether id is a syntactically valid ADP room id:
-// ADP 6.1's ^[A-Za-z0-9_-]{1,64}$ (checked by hand: it runs several times
-// per record verified).
-func ValidRoomID(id string) bool {
-	if len(id) < 1 || len(id) > 64 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-// Event is a signed event object (section 5.1): the six identity fields plus
-// the top-level fields the protocol named in Protocol defines. For Agent
-// Discourse those are RoomID, BaseSeq, BaseHash and Mentions; a nil pointer
-// (or nil slice) means the field is absent, and an empty non-nil Mentions is
-// an explicit "mentions": [].
+// Event is a signed event object (section 5.1): the six identity fields
+// and the top-level fields the protocol named in Protocol defines beyond
+// them (Agent Discourse: room_id, base_seq, base_hash, mentions), which this
+// package keeps so the event hashes as signed but does not interpret: each
+// protocol's rules check them (CheckFields for the closed object, and their
+// own syntax).
 //
-// Payload holds a strictly parsed JSON value (see ParseStrict).
+// Payload and the values of Fields hold strictly parsed JSON values (see
+// ParseStrict), or Go values that canonicalize as those do.
 type Event struct {
 	Protocol  string
 	Type      string
@@ -49,14 +25,12 @@ type Event struct {
 	Nonce     int64
 	Payload   any
 
-	RoomID   *string
-	BaseSeq  *int64
-	BaseHash *string
-	Mentions []string
+	// Fields are the top-level members beyond the six, by name; nil when
+	// there are none.
+	Fields map[string]any
 }
 
-// Object returns the event as a JSON object value, with only the fields that
-// are present.
+// Object returns the event as a JSON object value.
 func (e *Event) Object() map[string]any {
 	m := map[string]any{
 		"protocol":   e.Protocol,
@@ -66,64 +40,86 @@ func (e *Event) Object() map[string]any {
 		"nonce":      e.Nonce,
 		"payload":    e.Payload,
 	}
-	if e.RoomID != nil {
-		m["room_id"] = *e.RoomID
-	}
-	if e.BaseSeq != nil {
-		m["base_seq"] = *e.BaseSeq
-	}
-	if e.BaseHash != nil {
-		m["base_hash"] = *e.BaseHash
-	}
-	if e.Mentions != nil {
-		m["mentions"] = e.Mentions
+	for k, v := range e.Fields {
+		m[k] = v
 	}
 	return m
 }
 
+// identityFields are the six fields every event carries, in JCS order.
+var identityFields = []string{"actor", "created_at", "nonce", "payload", "protocol", "type"}
+
 // Canonical returns JCS(event), the bytes whose SHA3-256 is the event hash:
 // Canonicalize(e.Object()), written member by member in JCS order without
-// building the map (every record verified pays for it).
+// building the map (every record verified pays for it). The six fields are
+// merged with the sorted names of Fields (JCS orders by UTF-16 code units,
+// which byte order matches for the ASCII names protocols use).
 func (e *Event) Canonical() ([]byte, error) {
 	b := make([]byte, 0, 512)
-	b = append(b, `{"actor":`...)
-	b = appendCanonicalString(b, e.Actor)
+	extra := e.sortedFields()
+	b = append(b, '{')
 	var err error
-	if e.BaseHash != nil {
-		b = append(b, `,"base_hash":`...)
-		b = appendCanonicalString(b, *e.BaseHash)
-	}
-	if e.BaseSeq != nil {
-		b = append(b, `,"base_seq":`...)
-		if b, err = appendCanonicalInt(b, *e.BaseSeq); err != nil {
+	i := 0
+	for n, name := range identityFields {
+		for i < len(extra) && compareUTF16(extra[i], name) < 0 {
+			if b, err = e.appendField(b, extra[i]); err != nil {
+				return nil, err
+			}
+			i++
+		}
+		if n > 0 || len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = appendCanonicalString(b, name)
+		b = append(b, ':')
+		switch name {
+		case "actor":
+			b = appendCanonicalString(b, e.Actor)
+		case "created_at":
+			b, err = appendCanonicalInt(b, e.CreatedAt)
+		case "nonce":
+			b, err = appendCanonicalInt(b, e.Nonce)
+		case "payload":
+			b, err = appendCanonical(b, e.Payload, 1)
+		case "protocol":
+			b = appendCanonicalString(b, e.Protocol)
+		case "type":
+			b = appendCanonicalString(b, e.Type)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
-	b = append(b, `,"created_at":`...)
-	if b, err = appendCanonicalInt(b, e.CreatedAt); err != nil {
-		return nil, err
+	for ; i < len(extra); i++ {
+		if b, err = e.appendField(b, extra[i]); err != nil {
+			return nil, err
+		}
 	}
-	if e.Mentions != nil {
-		b = append(b, `,"mentions":`...)
-		b, _ = appendCanonical(b, e.Mentions, 1)
-	}
-	b = append(b, `,"nonce":`...)
-	if b, err = appendCanonicalInt(b, e.Nonce); err != nil {
-		return nil, err
-	}
-	b = append(b, `,"payload":`...)
-	if b, err = appendCanonical(b, e.Payload, 1); err != nil {
-		return nil, err
-	}
-	b = append(b, `,"protocol":`...)
-	b = appendCanonicalString(b, e.Protocol)
-	if e.RoomID != nil {
-		b = append(b, `,"room_id":`...)
-		b = appendCanonicalString(b, *e.RoomID)
-	}
-	b = append(b, `,"type":`...)
-	b = appendCanonicalString(b, e.Type)
 	return append(b, '}'), nil
+}
+
+// appendField appends ",name:value" (or "name:value" first) of a protocol
+// field.
+func (e *Event) appendField(b []byte, name string) ([]byte, error) {
+	if len(b) > 1 {
+		b = append(b, ',')
+	}
+	b = appendCanonicalString(b, name)
+	b = append(b, ':')
+	return appendCanonical(b, e.Fields[name], 1)
+}
+
+// sortedFields returns the names of Fields in JCS order (nil for none).
+func (e *Event) sortedFields() []string {
+	if len(e.Fields) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(e.Fields))
+	for k := range e.Fields {
+		names = append(names, k)
+	}
+	slices.SortFunc(names, compareUTF16)
+	return names
 }
 
 // Digest returns the raw 32-byte event hash, SHA3-256(JCS(event)).
@@ -163,8 +159,10 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// EventFromValue checks the closed shape of a parsed event object (section
-// 5.1 and, for Agent Discourse, ADP section 5) and returns it typed. pointer is
+// EventFromValue checks the shape of a parsed event object (section 5.1:
+// the six identity fields with their types) and returns it typed; any other
+// top-level member is kept in Fields for the protocol's rules to judge (a
+// protocol refuses those it does not define with CheckFields). pointer is
 // the JSON pointer of the object in its document, used in errors.
 func EventFromValue(v any, pointer string) (*Event, error) {
 	obj, ok := v.(map[string]any)
@@ -198,126 +196,39 @@ func EventFromValue(v any, pointer string) (*Event, error) {
 		return nil, newError(CodeInvalidEvent, pointer, "missing required field \"payload\"")
 	}
 	e.Payload = payload
-
-	allowed := protocolFields[e.Protocol]
-	for k := range obj {
-		if !slices.Contains(identityFields, k) && !slices.Contains(allowed, k) {
-			return nil, newError(CodeInvalidEvent, pointer+"/"+itext.EscapePointer(k),
-				"unknown top-level event field %q (the event object is closed)", truncate(k, 80))
+	for k, v := range obj {
+		if slices.Contains(identityFields, k) {
+			continue
 		}
-	}
-	switch e.Protocol {
-	case ProtocolProfile:
-		if _, ok := payload.(map[string]any); !ok {
-			return nil, newError(CodeInvalidEvent, pointer+"/payload", "payload must be a JSON object")
+		if e.Fields == nil {
+			e.Fields = map[string]any{}
 		}
-	case ProtocolDiscourse:
-		if err := discourseFields(obj, &e, pointer); err != nil {
-			return nil, err
-		}
+		e.Fields[k] = v
 	}
 	return &e, nil
 }
 
-// identityFields are the six fields every event carries.
-var identityFields = []string{"protocol", "type", "actor", "created_at", "nonce", "payload"}
-
-// protocolFields lists, per protocol, the top-level fields beyond the six
-// that the protocol defines. Agent Profile defines none.
-var protocolFields = map[string][]string{
-	ProtocolDiscourse: {"room_id", "base_seq", "base_hash", "mentions"},
-}
-
-// discourseFields applies ADP section 5: which of room_id, base_seq,
-// base_hash and mentions each event type carries, and their syntax.
-func discourseFields(obj map[string]any, e *Event, pointer string) error {
-	if _, ok := e.Payload.(map[string]any); !ok {
-		return newError(CodeInvalidEvent, pointer+"/payload", "payload must be a JSON object")
-	}
-	_, hasRoom := obj["room_id"]
-	_, hasSeq := obj["base_seq"]
-	_, hasHash := obj["base_hash"]
-	_, hasMentions := obj["mentions"]
-	switch e.Type {
-	case "room.create":
-		for _, k := range []string{"room_id", "base_seq", "base_hash", "mentions"} {
-			if _, ok := obj[k]; ok {
-				return newError(CodeInvalidEvent, pointer+"/"+k, "room.create must not carry %q", k)
-			}
+// CheckFields enforces the closed event object (section 5.1): the event
+// may carry, beyond the six identity fields, only the allowed fields its
+// protocol defines. Every protocol's rules call it.
+func (e *Event) CheckFields(pointer string, allowed ...string) error {
+	for _, k := range e.sortedFields() {
+		if !slices.Contains(allowed, k) {
+			return newError(CodeInvalidEvent, pointer+"/"+itext.EscapePointer(k),
+				"unknown top-level event field %q (the event object is closed)", truncate(k, 80))
 		}
-		return nil
-	case "room.join.request":
-		for _, k := range []string{"base_seq", "base_hash", "mentions"} {
-			if _, ok := obj[k]; ok {
-				return newError(CodeInvalidEvent, pointer+"/"+k, "room.join.request must not carry %q", k)
-			}
-		}
-		if !hasRoom {
-			return newError(CodeInvalidEvent, pointer, "room.join.request must carry \"room_id\"")
-		}
-	default:
-		if !hasRoom || !hasSeq || !hasHash {
-			return newError(CodeInvalidEvent, pointer, "%s must carry \"room_id\", \"base_seq\" and \"base_hash\"", truncate(e.Type, 80))
-		}
-	}
-	room, err := requiredString(obj, "room_id", pointer)
-	if err != nil {
-		return err
-	}
-	if !ValidRoomID(room) {
-		return newError(CodeInvalidEvent, pointer+"/room_id", "room_id must match ^[A-Za-z0-9_-]{1,64}$")
-	}
-	e.RoomID = &room
-	if hasSeq {
-		seq, err := requiredInt(obj, "base_seq", pointer, 1)
-		if err != nil {
-			return err
-		}
-		e.BaseSeq = &seq
-	}
-	if hasHash {
-		h, err := requiredString(obj, "base_hash", pointer)
-		if err != nil {
-			return err
-		}
-		if _, err := DecodeBase64URLLen(h, 32); err != nil {
-			return newError(CodeInvalidEvent, pointer+"/base_hash", "base_hash must be a canonical base64url SHA3-256 hash")
-		}
-		e.BaseHash = &h
-	}
-	if hasMentions {
-		ms, err := mentionList(obj["mentions"], pointer+"/mentions")
-		if err != nil {
-			return err
-		}
-		e.Mentions = ms
 	}
 	return nil
 }
 
-// mentionList validates ADP mentions: an array of at most 32 unique,
-// canonical Agent IDs.
-func mentionList(v any, pointer string) ([]string, error) {
-	arr, ok := v.([]any)
+// ObjectPayload reports a payload that is not a JSON object (invalid_event
+// at pointer/payload); every protocol's payloads are objects.
+func (e *Event) ObjectPayload(pointer string) (map[string]any, error) {
+	m, ok := e.Payload.(map[string]any)
 	if !ok {
-		return nil, newError(CodeInvalidEvent, pointer, "mentions must be an array of Agent IDs")
+		return nil, newError(CodeInvalidEvent, pointer+"/payload", "payload must be a JSON object")
 	}
-	if len(arr) > MaxMentions {
-		return nil, newError(CodeInvalidEvent, pointer, "mentions holds %d entries; at most %d are allowed", len(arr), MaxMentions)
-	}
-	out := make([]string, 0, len(arr))
-	for i, m := range arr {
-		s, ok := m.(string)
-		p := fmt.Sprintf("%s/%d", pointer, i)
-		if !ok || !ValidAgentID(s) {
-			return nil, newError(CodeInvalidEvent, p, "mention must be a canonical did:agent: Agent ID")
-		}
-		if slices.Contains(out, s) {
-			return nil, newError(CodeInvalidEvent, p, "duplicate mention %s", s)
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return m, nil
 }
 
 func requiredString(obj map[string]any, key, pointer string) (string, error) {

@@ -32,17 +32,16 @@ func ExampleSignEvent() {
 	}
 	// The room and the head the message was written against (seq 1, the
 	// room.create record, here a made-up hash).
-	room, baseSeq, baseHash := "room_example", int64(1), "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+	// Agent Discourse defines those top-level fields beyond the six; this
+	// package signs them as they are, its rules (host/proto/adp) check them.
 	env, err := identity.SignEvent(signer, identity.Event{
-		Protocol:  identity.ProtocolDiscourse,
+		Protocol:  "agent-discourse/1.0",
 		Type:      "message.create",
 		Actor:     signer.AgentID(),
 		CreatedAt: 1_800_000_000_000,
 		Nonce:     1,
 		Payload:   payload,
-		RoomID:    &room,
-		BaseSeq:   &baseSeq,
-		BaseHash:  &baseHash,
+		Fields:    map[string]any{"room_id": "room_example", "base_seq": int64(1), "base_hash": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"},
 	})
 	if err != nil {
 		panic(err)

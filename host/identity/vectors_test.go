@@ -245,11 +245,17 @@ func TestVectorJSON(t *testing.T) {
 	}
 }
 
+// The closed event object: a field the event's protocol does not define
+// (Agent Profile defines none beyond the six) is refused by CheckFields,
+// which every protocol's rules apply; a missing identity field by parsing.
 func TestVectorClosedShapes(t *testing.T) {
 	v := loadVectors(t)
 	for _, tc := range v.EventsClosedShape.Invalid {
 		var ev Event
 		err := json.Unmarshal(tc.Event, &ev)
+		if err == nil {
+			err = ev.CheckFields("")
+		}
 		if err == nil {
 			t.Errorf("%s: accepted", tc.Name)
 			continue

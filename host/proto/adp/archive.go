@@ -472,8 +472,8 @@ func (st *ArchiveStream) Report() *ArchiveReport {
 	bad := func(code, ptr, format string, args ...any) {
 		mp = append(mp, Problem{Code: code, Pointer: ptr, Message: fmt.Sprintf(format, args...)})
 	}
-	if manifest.Protocol != identity.ProtocolDiscourse {
-		bad(CodeInvalidRequest, "/protocol", "manifest protocol must be %q", identity.ProtocolDiscourse)
+	if manifest.Protocol != Protocol {
+		bad(CodeInvalidRequest, "/protocol", "manifest protocol must be %q", Protocol)
 	}
 	if manifest.Type != ArchiveManifestType {
 		bad(CodeInvalidRequest, "/type", "manifest type must be %q", ArchiveManifestType)

@@ -18,7 +18,7 @@ func manifestFor(f *fixture) *ArchiveManifest {
 	last := f.records[len(f.records)-1]
 	room := testHost + "/v1/rooms/" + testRoom
 	m := &ArchiveManifest{
-		Protocol: identity.ProtocolDiscourse, Type: "room.archive", RoomID: testRoom,
+		Protocol: Protocol, Type: "room.archive", RoomID: testRoom,
 		URL: room, GeneratedAt: tEnd + 1000, LastSeq: last.Seq, LastHash: last.Hash,
 		Formats: map[string]string{"jsonl": room + "/archive.jsonl", "markdown": room + "/archive.md"},
 	}

@@ -174,8 +174,8 @@ func (r *Room) Check(rules *Rules, env *identity.Envelope, opt CheckOptions) err
 // type name that is neither room.create nor room.join.request, this room's
 // id, and a base.
 func (r *Room) checkFrame(ev *identity.Event) error {
-	if ev.Protocol != identity.ProtocolDiscourse {
-		return newError(CodeInvalidEvent, "/event/protocol", "protocol must be %q", identity.ProtocolDiscourse)
+	if ev.Protocol != Protocol {
+		return newError(CodeInvalidEvent, "/event/protocol", "protocol must be %q", Protocol)
 	}
 	if !ValidTypeName(ev.Type) {
 		return newError(CodeInvalidEvent, "/event/type", "event type must be a dot-separated lowercase name")
@@ -186,11 +186,11 @@ func (r *Room) checkFrame(ev *identity.Event) error {
 	case TypeJoinRequest:
 		return newError(CodeInvalidEvent, "/event/type", "room.join.request is never a record; check it with CheckJoinRequest")
 	}
-	if ev.RoomID == nil || *ev.RoomID != r.ID {
-		return newError(CodeInvalidEvent, "/event/room_id", "event room_id does not name this room")
+	if err := CheckEventFields(ev, "/event"); err != nil {
+		return err
 	}
-	if ev.BaseSeq == nil || ev.BaseHash == nil {
-		return newError(CodeInvalidEvent, "/event", "event must carry base_seq and base_hash")
+	if RoomOf(ev) != r.ID {
+		return newError(CodeInvalidEvent, "/event/room_id", "event room_id does not name this room")
 	}
 	return nil
 }
@@ -199,7 +199,7 @@ func (r *Room) checkFrame(ev *identity.Event) error {
 // CheckBase: anchors at the latest record and at the head are answered from
 // the room state, any other through opt.Records.
 func (r *Room) checkBase(class Class, ev *identity.Event, opt CheckOptions) error {
-	base := Link{Seq: *ev.BaseSeq, Hash: *ev.BaseHash}
+	base := *FieldsOf(ev).Base // present: checkFrame ran CheckEventFields
 	anchor := func(seq int64) (string, bool) {
 		if seq == r.Last.Seq {
 			return r.Last.Hash, true

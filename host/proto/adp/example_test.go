@@ -26,7 +26,7 @@ func ExampleVerifyArchive() {
 			panic(err)
 		}
 		nonce++
-		ev := identity.Event{Protocol: identity.ProtocolDiscourse, Type: typ, Actor: signer.AgentID(),
+		ev := identity.Event{Protocol: Protocol, Type: typ, Actor: signer.AgentID(),
 			CreatedAt: t0 + nonce, Nonce: nonce, Payload: v}
 		if base != nil {
 			room := roomID
@@ -53,7 +53,7 @@ func ExampleVerifyArchive() {
 
 	url := host + "/v1/rooms/" + roomID
 	manifest := &adp.ArchiveManifest{
-		Protocol: identity.ProtocolDiscourse, Type: "room.archive", RoomID: roomID, URL: url,
+		Protocol: Protocol, Type: "room.archive", RoomID: roomID, URL: url,
 		GeneratedAt: t0 + 1000, LastSeq: msg.Seq, LastHash: msg.Hash,
 		Formats: map[string]string{"jsonl": url + "/archive.jsonl"},
 	}

@@ -20,14 +20,14 @@ func CheckCreate(rules *Rules, env *identity.Envelope) error {
 func checkCreate(rules *Rules, env *identity.Envelope, d dialect) error {
 	rules = rules.orDefault()
 	ev := &env.Event
-	if ev.Protocol != identity.ProtocolDiscourse {
-		return newError(CodeInvalidEvent, "/event/protocol", "protocol must be %q", identity.ProtocolDiscourse)
+	if ev.Protocol != Protocol {
+		return newError(CodeInvalidEvent, "/event/protocol", "protocol must be %q", Protocol)
 	}
 	if ev.Type != TypeRoomCreate {
 		return newError(CodeInvalidEvent, "/event/type", "CheckCreate takes a room.create event")
 	}
-	if ev.RoomID != nil || ev.BaseSeq != nil || ev.BaseHash != nil || ev.Mentions != nil {
-		return newError(CodeInvalidEvent, "/event", "room.create must not carry room_id, base_seq, base_hash or mentions")
+	if err := CheckEventFields(ev, "/event"); err != nil {
+		return err
 	}
 	if err := checkPayloadSize(rules.Limits, ev.Type, nil, ev.Payload); err != nil {
 		return err

@@ -42,7 +42,7 @@ type arr = []any
 
 func sign(t testing.TB, name string, ev identity.Event) *identity.Envelope {
 	t.Helper()
-	ev.Protocol = identity.ProtocolDiscourse
+	ev.Protocol = Protocol
 	ev.Actor = agent(name)
 	if ev.Nonce == 0 {
 		ev.Nonce = ev.CreatedAt

@@ -16,13 +16,16 @@ import (
 func (r *Room) CheckJoinRequest(rules *Rules, env *identity.Envelope, now int64) error {
 	rules = rules.orDefault()
 	ev := &env.Event
-	if ev.Protocol != identity.ProtocolDiscourse {
-		return newError(CodeInvalidEvent, "/event/protocol", "protocol must be %q", identity.ProtocolDiscourse)
+	if ev.Protocol != Protocol {
+		return newError(CodeInvalidEvent, "/event/protocol", "protocol must be %q", Protocol)
 	}
 	if ev.Type != TypeJoinRequest {
 		return newError(CodeInvalidEvent, "/event/type", "a join request must be a room.join.request")
 	}
-	if ev.RoomID == nil || *ev.RoomID != r.ID {
+	if err := CheckEventFields(ev, "/event"); err != nil {
+		return err
+	}
+	if RoomOf(ev) != r.ID {
 		return newError(CodeInvalidEvent, "/event/room_id", "event room_id does not name this room")
 	}
 	switch r.StatusAt(now) {
@@ -74,11 +77,15 @@ func (r *Room) embeddedRequest(payload map[string]any) (*reviewedRequest, error)
 	}
 	ev := &env.Event
 	switch {
-	case ev.Protocol != identity.ProtocolDiscourse:
+	case ev.Protocol != Protocol:
 		return nil, newError(CodeInvalidEvent, at+"/event/protocol", "the embedded request is not an ADP event")
 	case ev.Type != TypeJoinRequest:
 		return nil, newError(CodeInvalidEvent, at+"/event/type", "the embedded request must be a room.join.request")
-	case ev.RoomID == nil || *ev.RoomID != r.ID:
+	}
+	if err := CheckEventFields(ev, at+"/event"); err != nil {
+		return nil, err
+	}
+	if RoomOf(ev) != r.ID {
 		return nil, newError(CodeInvalidEvent, at+"/event/room_id", "the embedded request is for another room")
 	}
 	if err := validateKernel("roomJoinRequestPayload", ev.Payload, CodeInvalidEvent, at+"/event/payload"); err != nil {

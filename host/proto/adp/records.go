@@ -165,7 +165,7 @@ func (r *Record) Redact() (*Record, error) {
 // redactable type. It does not verify the envelope's hash or signature; call
 // Envelope.Verify for that.
 func (r *Record) Validate() error {
-	if !identity.ValidRoomID(r.RoomID) {
+	if !ValidRoomID(r.RoomID) {
 		return newError(CodeInvalidRecord, "/room_id", "room_id must match ^[A-Za-z0-9_-]{1,64}$")
 	}
 	if r.Seq < 1 || r.Seq > identity.MaxSafeInteger {
@@ -200,8 +200,8 @@ func (r *Record) Validate() error {
 		}
 	default:
 		ev := &r.Envelope.Event
-		if ev.Protocol != identity.ProtocolDiscourse {
-			return newError(CodeInvalidEvent, "/envelope/event/protocol", "protocol must be %q", identity.ProtocolDiscourse)
+		if ev.Protocol != Protocol {
+			return newError(CodeInvalidEvent, "/envelope/event/protocol", "protocol must be %q", Protocol)
 		}
 		if !validHash(r.Envelope.Hash) {
 			return newError(CodeInvalidRecord, "/envelope/hash", "envelope hash must be a canonical base64url SHA3-256 hash")
@@ -211,7 +211,7 @@ func (r *Record) Validate() error {
 			return newError(CodeInvalidRecord, "/envelope/event/type", "a room.join.request is never a record; reviews embed it")
 		case (ev.Type == TypeRoomCreate) != (r.Seq == 1):
 			return newError(CodeInvalidRecord, "/envelope/event/type", "room.create is exactly the record at seq 1")
-		case ev.Type != TypeRoomCreate && (ev.RoomID == nil || *ev.RoomID != r.RoomID):
+		case ev.Type != TypeRoomCreate && RoomOf(ev) != r.RoomID:
 			return newError(CodeInvalidRecord, "/envelope/event/room_id", "event room_id differs from the record's room_id")
 		}
 	}
@@ -375,6 +375,11 @@ func RecordFromValue(v any, pointer string) (*Record, error) {
 		env, err := identity.EnvelopeFromValue(envObj, pointer+"/envelope")
 		if err != nil {
 			return nil, AsError(err)
+		}
+		if env.Event.Protocol == Protocol {
+			if err := CheckEventFields(&env.Event, pointer+"/envelope/event"); err != nil {
+				return nil, err
+			}
 		}
 		r.Envelope = env
 	}

@@ -143,7 +143,7 @@ func (r *Room) UnmarshalJSON(data []byte) error {
 // their basic invariants.
 func (r *Room) validateSnapshot() error {
 	switch {
-	case !identity.ValidRoomID(r.ID):
+	case !ValidRoomID(r.ID):
 		return newError(CodeInvalidRequest, "/id", "room snapshot has an invalid id")
 	case !identity.ValidAgentID(r.Creator):
 		return newError(CodeInvalidRequest, "/creator", "room snapshot has an invalid creator")

@@ -232,7 +232,7 @@ func TestVectorReplay(t *testing.T) {
 	}{{v.Records, nil}, {v.RedactedRecords, []int64{3}}} {
 		recs := parseVectorRecords(t, tc.raws)
 		manifest := &ArchiveManifest{
-			Protocol: identity.ProtocolDiscourse, Type: "room.archive", RoomID: v.RoomID,
+			Protocol: Protocol, Type: "room.archive", RoomID: v.RoomID,
 			URL: "https://api.example.com/v1/rooms/" + v.RoomID, GeneratedAt: 1779760800000,
 			LastSeq: v.LastSeq, LastHash: v.LastHash,
 		}
