@@ -604,6 +604,67 @@ def relay_cases(b: Builder) -> None:
         d(p, now=T0 + 2 * DAY)])
 
 
+# --- relay responses, as a client checks them ---------------------------------------------------------
+
+
+def response_cases(b: Builder) -> None:
+    from agent_protocols.mail import (
+        validate_mail_card_record, validate_mail_delivery_result, validate_mail_discovery,
+        validate_mail_mailbox_list, validate_mail_packet_list, validate_mail_packet_record,
+    )
+    bob = BOB.agent_id()
+    card, card2 = make_card(), make_card(mailbox_id=MB2, nonce=101)
+    rec, rec2 = {"envelope": card, "accepted_at": T0}, {"envelope": card2, "accepted_at": T0}
+    p = encrypt_mail(message(), card, ALICE, 200, now_ms=T0)
+    q = encrypt_mail(message(message_id=MB2), card, ALICE, 201, now_ms=T0)
+    prec = {"packet_id": p["hash"], "packet": p, "accepted_at": T0, "seq": 1}
+    qrec = {"packet_id": q["hash"], "packet": q, "accepted_at": T0, "seq": 2}
+
+    def add(name, what, value, fn, *args, **extra):
+        inp = {"what": what, "value": value, **extra}
+        kw = {"limit": extra["limit"]} if "limit" in extra else {}
+        b.add("mail_response", name, inp, sdk(fn, value, *args, local="invalid_response", **kw))
+
+    add("discovery", "discovery", {"protocol": "agent-mail/1.0", "service": RELAY}, validate_mail_discovery, RELAY, origin=RELAY)
+    add("discovery with features and extras", "discovery", {"protocol": "agent-mail/1.0", "service": RELAY, "features": ["a"], "x": 1},
+        validate_mail_discovery, RELAY, origin=RELAY)
+    add("discovery of another service", "discovery", {"protocol": "agent-mail/1.0", "service": MIRROR}, validate_mail_discovery, RELAY, origin=RELAY)
+    add("discovery of another protocol", "discovery", {"protocol": "agent-mail/2.0", "service": RELAY}, validate_mail_discovery, RELAY, origin=RELAY)
+    add("discovery duplicate features", "discovery", {"protocol": "agent-mail/1.0", "service": RELAY, "features": ["a", "a"]},
+        validate_mail_discovery, RELAY, origin=RELAY)
+    b.add("mail_response", "discovery from a non-origin", {"what": "discovery", "value": {"protocol": "agent-mail/1.0", "service": RELAY},
+          "origin": RELAY + "/"}, sdk(validate_mail_discovery, {"protocol": "agent-mail/1.0", "service": RELAY}, RELAY + "/", local="invalid_url"))
+    add("card record", "card_record", rec, validate_mail_card_record, bob, MB, card["hash"], owner=bob, mailbox_id=MB, card_hash=card["hash"])
+    add("card record of another mailbox", "card_record", rec, validate_mail_card_record, bob, MB2, None, owner=bob, mailbox_id=MB2)
+    add("card record of another hash", "card_record", rec, validate_mail_card_record, bob, None, card2["hash"], owner=bob, card_hash=card2["hash"])
+    add("card record of another owner", "card_record", rec, validate_mail_card_record, A, owner=A)
+    add("card record with extra field", "card_record", {**rec, "seq": 1}, validate_mail_card_record, bob, owner=bob)
+    add("card record with tampered card", "card_record", {**rec, "envelope": {**card, "signature": card2["signature"]}},
+        validate_mail_card_record, bob, owner=bob)
+    add("mailbox list", "mailbox_list", {"result": [rec, rec2], "next_cursor": MB2}, validate_mail_mailbox_list, bob, limit=2, owner=bob)
+    add("mailbox list over the limit", "mailbox_list", {"result": [rec, rec2]}, validate_mail_mailbox_list, bob, limit=1, owner=bob)
+    add("mailbox list out of order", "mailbox_list", {"result": [rec2, rec]}, validate_mail_mailbox_list, bob, limit=2, owner=bob)
+    add("mailbox list repeated", "mailbox_list", {"result": [rec, rec]}, validate_mail_mailbox_list, bob, limit=2, owner=bob)
+    add("empty mailbox list with a cursor", "mailbox_list", {"result": [], "next_cursor": MB}, validate_mail_mailbox_list, bob, limit=2, owner=bob)
+    add("empty mailbox list", "mailbox_list", {"result": []}, validate_mail_mailbox_list, bob, limit=2, owner=bob)
+    add("packet record", "packet_record", prec, validate_mail_packet_record, MB, mailbox_id=MB)
+    add("packet record of another mailbox", "packet_record", prec, validate_mail_packet_record, MB2, mailbox_id=MB2)
+    add("packet record with another ID", "packet_record", {**prec, "packet_id": q["hash"]}, validate_mail_packet_record, MB, mailbox_id=MB)
+    add("packet record accepted at expiry", "packet_record", {**prec, "accepted_at": T0 + DAY}, validate_mail_packet_record, MB, mailbox_id=MB)
+    add("packet record seq 0", "packet_record", {**prec, "seq": 0}, validate_mail_packet_record, MB, mailbox_id=MB)
+    add("packet list", "packet_list", {"result": [prec, qrec], "next_cursor": "2"}, validate_mail_packet_list, MB, limit=2, mailbox_id=MB)
+    add("packet list out of order", "packet_list", {"result": [qrec, prec]}, validate_mail_packet_list, MB, limit=2, mailbox_id=MB)
+    add("packet list over the limit", "packet_list", {"result": [prec, qrec]}, validate_mail_packet_list, MB, limit=1, mailbox_id=MB)
+    add("packet list with an empty cursor", "packet_list", {"result": [prec], "next_cursor": ""}, validate_mail_packet_list, MB, limit=2, mailbox_id=MB)
+    add("packet list with a tampered packet", "packet_list", {"result": [{**prec, "packet": {**p, "signature": q["signature"]}}]},
+        validate_mail_packet_list, MB, limit=2, mailbox_id=MB)
+    add("delivery result", "delivery", {"packet_id": p["hash"], "accepted_at": T0}, validate_mail_delivery_result, p, packet=p)
+    add("delivery result without packet", "delivery", {"packet_id": p["hash"], "accepted_at": T0}, validate_mail_delivery_result)
+    add("delivery result of another packet", "delivery", {"packet_id": q["hash"], "accepted_at": T0}, validate_mail_delivery_result, p, packet=p)
+    add("delivery result after expiry", "delivery", {"packet_id": p["hash"], "accepted_at": T0 + DAY}, validate_mail_delivery_result, p, packet=p)
+    add("delivery result with seq", "delivery", {"packet_id": p["hash"], "accepted_at": T0, "seq": 1}, validate_mail_delivery_result, p, packet=p)
+
+
 # --- the RFC 9180 known answer ---------------------------------------------------------------------
 
 
@@ -642,7 +703,7 @@ def hpke_kat_cases(b: Builder) -> None:
 def all_mail_cases():
     b = Builder()
     for group in (agent_url_cases, address_cases, card_cases, message_cases, framing_cases, packet_cases,
-                  open_cases, owner_jwt_cases, pin_cases, inbox_cases, relay_cases, hpke_kat_cases):
+                  open_cases, owner_jwt_cases, pin_cases, inbox_cases, relay_cases, response_cases, hpke_kat_cases):
         group(b)
     return b.cases
 

@@ -37,6 +37,7 @@ var mailKinds = map[string]func(json.RawMessage) (any, error){
 	"mail_pins":      mailPins,
 	"mail_inbox":     mailInbox,
 	"mail_relay":     mailRelay,
+	"mail_response":  mailResponse,
 }
 
 // mailCode is "ok" for nil, else the error's stable code.
@@ -744,4 +745,49 @@ func (r *relayModel) prune(now int64) {
 			delete(r.boxes, id)
 		}
 	}
+}
+
+// mailResponse checks a relay response as a client does.
+func mailResponse(raw json.RawMessage) (any, error) {
+	var in struct {
+		What      string          `json:"what"`
+		Value     json.RawMessage `json:"value"`
+		Origin    string          `json:"origin"`
+		Owner     string          `json:"owner"`
+		MailboxID string          `json:"mailbox_id"`
+		CardHash  string          `json:"card_hash"`
+		Limit     int             `json:"limit"`
+		Packet    json.RawMessage `json:"packet"`
+	}
+	if err := decode(raw, &in); err != nil {
+		return nil, err
+	}
+	v, err := strict(in.Value)
+	if err != nil {
+		return nil, err
+	}
+	switch in.What {
+	case "discovery":
+		err = mail.ValidateDiscovery(v, in.Origin)
+	case "card_record":
+		_, err = mail.CardRecordFromValue(v, in.Owner, in.MailboxID, in.CardHash)
+	case "mailbox_list":
+		_, err = mail.MailboxListFromValue(v, in.Owner, in.Limit)
+	case "packet_record":
+		_, err = mail.PacketRecordFromValue(v, in.MailboxID)
+	case "packet_list":
+		_, err = mail.PacketListFromValue(v, in.MailboxID, in.Limit)
+	case "delivery":
+		var p *mail.Packet
+		if len(in.Packet) > 0 {
+			var verdict any
+			if p, verdict, err = packetOf(in.Packet); p == nil {
+				return verdict, err
+			}
+		}
+		_, err = mail.DeliveryResultFromValue(v, p)
+	default:
+		return nil, fmt.Errorf("bad input: unknown response %q", in.What)
+	}
+	return mailCode(err), nil
 }
