@@ -158,14 +158,16 @@ def owner_jwt(signer: AgentSigner, audience: str, now: int, ttl: int = 300, iat_
 
 
 def low_order_keys() -> dict[str, bytes]:
-    """X25519 u-coordinates of low order, and non-canonical aliases of them
-    (p + u, 2p + u; little-endian, bit 255 as written)."""
+    """X25519 u-coordinates of low order and their non-canonical aliases
+    below 2^255 (p-1, p, p+1), then values at or above 2^255 (p + u, 2p + u):
+    X25519 ignores bit 255, so those are ordinary points, which both the SDK
+    and Go accept. Little-endian, 32 bytes."""
     p = 2**255 - 19
     order8 = [325606250916557431795983626356110631294008115727848805560023387167927233504,
               39382357235489614581723060781553021112529911719440698176882885853963445705823]
     values = {"zero": 0, "one": 1, "order 8 (a)": order8[0], "order 8 (b)": order8[1],
-              "p-1": p - 1, "p": p, "p+1": p + 1, "p+order 8 (a)": p + order8[0],
-              "2p-1": 2 * p - 1, "2p": 2 * p, "2p+1": 2 * p + 1}
+              "p-1": p - 1, "p": p, "p+1": p + 1, "above 2^255: p+order 8 (a)": p + order8[0],
+              "above 2^255: 2p-1": 2 * p - 1, "above 2^255: 2p": 2 * p, "above 2^255: 2p+1": 2 * p + 1}
     return {name: (v % 2**256).to_bytes(32, "little") for name, v in values.items()}
 
 
