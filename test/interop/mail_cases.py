@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import copy
 import hashlib
-import json
 from typing import Any, Callable
 
 import rfc8785
@@ -26,7 +25,6 @@ from agent_protocols.mail import (
     MAIL_PROTOCOL, MAIL_SUBMIT, MailEncryptionKey, mail_packet_aad,
 )
 
-from vectors import Builder
 
 MAIL_CODES = {"mailbox_unavailable", "stale_card", "mailbox_conflict", "packet_expired",
               "invalid_private_key", "invalid_url"}
@@ -169,12 +167,3 @@ def low_order_keys() -> dict[str, bytes]:
               "p-1": p - 1, "p": p, "p+1": p + 1, "above 2^255: p+order 8 (a)": p + order8[0],
               "above 2^255: 2p-1": 2 * p - 1, "above 2^255: 2p": 2 * p, "above 2^255: 2p+1": 2 * p + 1}
     return {name: (v % 2**256).to_bytes(32, "little") for name, v in values.items()}
-
-
-def add_all(b: Builder, *groups: Callable[[Builder], None]) -> None:
-    for g in groups:
-        g(b)
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)

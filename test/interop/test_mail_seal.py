@@ -16,7 +16,7 @@ from agent_protocols import AgentSigner
 from agent_protocols.mail import MailEncryptionKey, decrypt_mail, encrypt_mail
 
 from mail_cases import (
-    ALICE, BOB, BOB_KEY, BOB_SECRET, CAROL, DAY, MB2, RELAY, SEEDS, SKEW, T0, b64, jcs, make_card,
+    ALICE, BOB_KEY, BOB_SECRET, CAROL, DAY, MB2, SEEDS, SKEW, T0, b64, jcs, make_card,
     message, resign, sdk, unb64,
 )
 from test_mail_vectors import open_input, open_verdict, run_goverdict

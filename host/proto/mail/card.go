@@ -146,8 +146,11 @@ func CardFromValue(v any, pointer string) (*Card, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := cardPayload(env.Event.Payload.(map[string]any))
 	at := pointer + "/event/payload"
+	p, err := cardPayload(env.Event.Payload.(map[string]any), at)
+	if err != nil {
+		return nil, err
+	}
 	created := env.Event.CreatedAt
 	if p.ExpiresAt <= created || p.ExpiresAt > created+MaxTTL {
 		return nil, fail(CodeInvalidEvent, at+"/expires_at", "invalid card lifetime: expires_at must be after created_at and at most 30 days later")
@@ -167,19 +170,26 @@ func CardFromValue(v any, pointer string) (*Card, error) {
 }
 
 // cardPayload reads a schema-checked payload.
-func cardPayload(m map[string]any) CardPayload {
+func cardPayload(m map[string]any, at string) (CardPayload, error) {
 	p := CardPayload{
 		MailboxID: m["mailbox_id"].(string),
 		PublicKey: m["public_key"].(string),
 		Routes:    []string{},
 	}
-	p.ExpiresAt, _ = identity.IntValue(m["expires_at"])
-	p.ReceiveUntil, _ = identity.IntValue(m["receive_until"])
-	p.MaxPacketBytes, _ = identity.IntValue(m["max_packet_bytes"])
+	var err error
+	if p.ExpiresAt, err = intMember(m, "expires_at", at, CodeInvalidEvent); err != nil {
+		return p, err
+	}
+	if p.ReceiveUntil, err = intMember(m, "receive_until", at, CodeInvalidEvent); err != nil {
+		return p, err
+	}
+	if p.MaxPacketBytes, err = intMember(m, "max_packet_bytes", at, CodeInvalidEvent); err != nil {
+		return p, err
+	}
 	for _, r := range m["routes"].([]any) {
 		p.Routes = append(p.Routes, r.(string))
 	}
-	return p
+	return p, nil
 }
 
 // SignCard signs a card for p with the signer's identity and checks the

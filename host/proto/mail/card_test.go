@@ -1,6 +1,7 @@
 package mail
 
 import (
+	"encoding/json"
 	"math/big"
 	"slices"
 	"strings"
@@ -208,5 +209,29 @@ func TestDefaults(t *testing.T) {
 	}
 	if id2, _ := NewID(); id2 == id {
 		t.Fatal("NewID repeats")
+	}
+}
+
+// An integer written as a float (or with an exponent) passes the schema's
+// "integer" but is refused here, where the SDKs read it as the integer
+// (the interop suite's MAIL_DIFFERENCES): never read as zero.
+func TestIntegersWrittenAsFloats(t *testing.T) {
+	card := cardOf(t, 100).Value()
+	for _, tc := range []struct {
+		name, field, text string
+	}{
+		{"max_packet_bytes", "max_packet_bytes", "65536.0"},
+		{"expires_at", "expires_at", "1.7908128e12"},
+		{"receive_until", "receive_until", "1790899200000.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := clone(t, card).(map[string]any)
+			v["event"].(map[string]any)["payload"].(map[string]any)[tc.field] = json.Number(tc.text)
+			_, err := CardFromValue(v, "")
+			wantCode(t, err, CodeInvalidEvent)
+			if e := err.(*identity.Error); e.Pointer != "/event/payload/"+tc.field {
+				t.Fatalf("pointer %s", e.Pointer)
+			}
+		})
 	}
 }

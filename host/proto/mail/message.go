@@ -131,8 +131,13 @@ func MessageFromValue(v any, pointer string) (*Message, error) {
 		To:        obj["to"].(string),
 		ThreadID:  obj["thread_id"].(string),
 	}
-	m.CreatedAt, _ = identity.IntValue(obj["created_at"])
-	m.ExpiresAt, _ = identity.IntValue(obj["expires_at"])
+	var err error
+	if m.CreatedAt, err = intMember(obj, "created_at", pointer, CodeInvalidEvent); err != nil {
+		return nil, err
+	}
+	if m.ExpiresAt, err = intMember(obj, "expires_at", pointer, CodeInvalidEvent); err != nil {
+		return nil, err
+	}
 	if s, ok := obj["subject"].(string); ok {
 		m.Subject = &s
 	}

@@ -90,8 +90,10 @@ func PacketFromValue(v any, pointer string) (*Packet, error) {
 	payload := env.Event.Payload.(map[string]any)
 	hm := payload["header"].(map[string]any)
 	p := &Packet{env: env, header: Header{MailboxID: hm["mailbox_id"].(string), CardHash: hm["card_hash"].(string)}}
-	p.header.ExpiresAt, _ = identity.IntValue(hm["expires_at"])
 	at := pointer + "/event/payload"
+	if p.header.ExpiresAt, err = intMember(hm, "expires_at", at+"/header", CodeInvalidEvent); err != nil {
+		return nil, err
+	}
 	if p.enc, err = identity.DecodeBase64URLLen(payload["enc"].(string), KeySize); err != nil {
 		return nil, fail(CodeInvalidEvent, at+"/enc", "enc must be %d bytes of canonical base64url", KeySize)
 	}

@@ -114,7 +114,9 @@ func cardRecord(v any, pointer, owner, mailboxID, cardHash string) (*CardRecord,
 		return nil, fail(CodeInvalidResponse, pointer+"/envelope", "the card record is not the one asked for")
 	}
 	r := &CardRecord{Card: c}
-	r.AcceptedAt, _ = identity.IntValue(m["accepted_at"])
+	if r.AcceptedAt, err = intMember(m, "accepted_at", pointer, CodeInvalidResponse); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -168,7 +170,10 @@ func DeliveryResultFromValue(v any, p *Packet) (*DeliveryResult, error) {
 	}
 	m := v.(map[string]any)
 	r := &DeliveryResult{PacketID: m["packet_id"].(string)}
-	r.AcceptedAt, _ = identity.IntValue(m["accepted_at"])
+	var err error
+	if r.AcceptedAt, err = intMember(m, "accepted_at", "", CodeInvalidResponse); err != nil {
+		return nil, err
+	}
 	if p != nil && (r.PacketID != p.ID() || r.AcceptedAt >= p.header.ExpiresAt) {
 		return nil, fail(CodeInvalidResponse, "", "the delivery result does not match the packet")
 	}
@@ -226,8 +231,12 @@ func packetRecord(v any, pointer, mailboxID string) (*PacketRecord, error) {
 	if err := CheckPacketID(p, r.PacketID); err != nil {
 		return nil, repoint(err, pointer)
 	}
-	r.AcceptedAt, _ = identity.IntValue(m["accepted_at"])
-	r.Seq, _ = identity.IntValue(m["seq"])
+	if r.AcceptedAt, err = intMember(m, "accepted_at", pointer, CodeInvalidResponse); err != nil {
+		return nil, err
+	}
+	if r.Seq, err = intMember(m, "seq", pointer, CodeInvalidResponse); err != nil {
+		return nil, err
+	}
 	if r.AcceptedAt >= p.header.ExpiresAt || (mailboxID != "" && p.header.MailboxID != mailboxID) {
 		return nil, fail(CodeInvalidResponse, pointer, "the packet record does not match its mailbox or expiry")
 	}

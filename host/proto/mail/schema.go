@@ -126,6 +126,19 @@ func ValidateSchema(v any, def, code, pointer string) error {
 	return e
 }
 
+// intMember reads the integer member key of a schema-checked object. The
+// schema's "integer" also admits an integer written as a float (100.0,
+// 1e2), which the SDKs read as the integer; apconnect refuses it (code), as
+// host/identity refuses it in an event's created_at and nonce: a number
+// must be written as an integer.
+func intMember(m map[string]any, key, pointer, code string) (int64, error) {
+	n, ok := identity.IntValue(m[key])
+	if !ok {
+		return 0, fail(code, pointer+"/"+key, "%s must be written as an integer", key)
+	}
+	return n, nil
+}
+
 // denyLoader refuses every URL: the schema is self-contained.
 type denyLoader struct{}
 
