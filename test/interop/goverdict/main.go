@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"time"
 
@@ -66,6 +67,7 @@ var kinds = map[string]func(json.RawMessage) (any, error){
 
 func main() {
 	addDelegationKinds()
+	maps.Copy(kinds, mailKinds)
 	data, err := io.ReadAll(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "goverdict: read stdin:", err)
