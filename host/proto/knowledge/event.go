@@ -86,7 +86,7 @@ func ValidateEnvelope(v any) (*identity.Envelope, error) {
 // pointer comes from the event definition of the envelope's own type when
 // it names one: the oneOf of the three types names no member.
 func envelopeSchema(v any) error {
-	list, err := schemaErrors(v, "signedEnvelope")
+	list, err := SchemaErrors(v, "signedEnvelope")
 	if err != nil {
 		return errorf(CodeInvalidEvent, "", "%v", err)
 	}
@@ -95,7 +95,7 @@ func envelopeSchema(v any) error {
 	}
 	ev := obj(obj(v)["event"])
 	if def := eventDefinition(str(ev["type"])); def != "" && ev != nil {
-		if sub, _ := schemaErrors(ev, def); len(sub) > 0 {
+		if sub, _ := SchemaErrors(ev, def); len(sub) > 0 {
 			var outer []FieldError
 			for _, fe := range list {
 				if fe.Path != "/event" && !hasPrefix(fe.Path, "/event/") {

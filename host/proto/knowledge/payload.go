@@ -23,7 +23,7 @@ func ValidatePayload(eventType string, payload any) error {
 	if err := checkStrict(payload, "", 0); err != nil {
 		return err
 	}
-	list, err := schemaErrors(payload, def)
+	list, err := SchemaErrors(payload, def)
 	if err != nil {
 		return errorf(CodeInvalidEvent, "", "%v", err)
 	}

@@ -2,7 +2,9 @@ package knowledge
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -10,6 +12,9 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	"apconnect/host/schemaerr"
 )
@@ -93,7 +98,7 @@ func SchemaDefinitions() []string {
 // failing pointer, with up to MaxPayloadErrors {path, message} in
 // data.errors; callers that validate requests or responses recode it.
 func ValidateSchema(v any, definition string) error {
-	list, err := schemaErrors(v, definition)
+	list, err := SchemaErrors(v, definition)
 	if err != nil {
 		return errorf(CodeInvalidEvent, "", "%v", err)
 	}
@@ -103,9 +108,10 @@ func ValidateSchema(v any, definition string) error {
 	return fieldErrorsError(CodeInvalidEvent, "", definition+" schema violation", list)
 }
 
-// schemaErrors returns the leaf failures of v against $defs/definition,
-// sorted by path; nil when v conforms.
-func schemaErrors(v any, definition string) ([]FieldError, error) {
+// SchemaErrors returns every leaf failure of v against $defs/definition,
+// sorted by path; nil when v conforms. The error is for an unknown
+// definition.
+func SchemaErrors(v any, definition string) ([]FieldError, error) {
 	defs, err := definitions()
 	if err != nil {
 		return nil, err
@@ -118,13 +124,39 @@ func schemaErrors(v any, definition string) ([]FieldError, error) {
 	if verr == nil {
 		return nil, nil
 	}
-	leaves := schemaerr.Leaves(verr)
-	out := make([]FieldError, len(leaves))
-	for i, l := range leaves {
-		out[i] = FieldError{Path: l.Pointer, Message: l.Message}
+	var ve *jsonschema.ValidationError
+	if !errors.As(verr, &ve) {
+		return []FieldError{{Message: verr.Error()}}, nil
 	}
-	return out, nil
+	var out []FieldError
+	collectFailures(ve, &out)
+	slices.SortFunc(out, func(a, b FieldError) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Message, b.Message))
+	})
+	return slices.Compact(out), nil
 }
+
+// collectFailures flattens a validation error into the failures a JSON
+// Schema validator reports one by one: the leaves, except that a failed
+// contains, anyOf or oneOf is one failure at its own value (which of its
+// branches or items failed how is no failure of the value's members).
+func collectFailures(e *jsonschema.ValidationError, out *[]FieldError) {
+	switch e.ErrorKind.(type) {
+	case *kind.Contains, *kind.AnyOf, *kind.OneOf:
+		*out = append(*out, FieldError{Path: schemaerr.Pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(messagePrinter)})
+		return
+	}
+	if len(e.Causes) == 0 {
+		*out = append(*out, FieldError{Path: schemaerr.Pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(messagePrinter)})
+		return
+	}
+	for _, c := range e.Causes {
+		collectFailures(c, out)
+	}
+}
+
+// messagePrinter renders schema messages in English, so they are stable.
+var messagePrinter = message.NewPrinter(language.English)
 
 // fieldErrorsError is an error of code whose pointer is prefix plus the
 // first failure's path, listing up to MaxPayloadErrors failures (paths

@@ -207,10 +207,10 @@ func CheckSelection(r *SearchRequest, eligible map[string]bool, candidates []str
 		return errorf(CodeInvalidResponse, "", "coverage claims exhaustive but the page does not hold every eligible event")
 	}
 	scratch := map[string]any{"ranking": map[string]any{"mode": ranking.Mode, "id": ranking.ID}, "coverage": coverage.value()}
-	if list, _ := schemaErrors(scratch["ranking"], "ranking"); len(list) > 0 {
+	if list, _ := SchemaErrors(scratch["ranking"], "ranking"); len(list) > 0 {
 		return errorf(CodeInvalidResponse, "/ranking", "malformed ranking")
 	}
-	if list, _ := schemaErrors(scratch["coverage"], "coverage"); len(list) > 0 || (ranking.Mode != ModeLexical && (coverage.Exhaustive || !slices.Contains(coverage.Reasons, "approximate"))) {
+	if list, _ := SchemaErrors(scratch["coverage"], "coverage"); len(list) > 0 || (ranking.Mode != ModeLexical && (coverage.Exhaustive || !slices.Contains(coverage.Reasons, "approximate"))) {
 		return errorf(CodeInvalidResponse, "/coverage", "malformed coverage for a %s ranking", ranking.Mode)
 	}
 	if ranking.Mode != r.Mode {

@@ -21,7 +21,7 @@ import (
 // that is no IPv4 address. A percent-encoded host byte above 0x7F is
 // refused too (the Rust SDK would map it through IDNA).
 func ValidHTTPSURL(s string) bool {
-	_, ok := parseHTTPSURL(s)
+	_, ok := parseHTTPSURL(s, true)
 	return ok
 }
 
@@ -33,13 +33,18 @@ type httpsURL struct {
 }
 
 // parseHTTPSURL applies ValidHTTPSURL's rule and returns the URL's parts.
-func parseHTTPSURL(s string) (httpsURL, bool) {
+// Without uri it applies the rule of discovery endpoints, which the schema
+// gives no "format": the path, query and fragment may then hold any
+// character but a space, a control character or a backslash (a WHATWG
+// parser percent-encodes the rest), and the host is left to the caller's
+// comparison with a serialized origin.
+func parseHTTPSURL(s string, uri bool) (httpsURL, bool) {
 	rest, ok := strings.CutPrefix(s, "https://")
 	if !ok {
 		return httpsURL{}, false
 	}
 	for i := 0; i < len(s); i++ {
-		if s[i] <= ' ' || s[i] >= 0x7f || s[i] == '\\' {
+		if s[i] <= ' ' || s[i] == '\\' || uri && s[i] >= 0x7f {
 			return httpsURL{}, false
 		}
 	}
@@ -71,11 +76,11 @@ func parseHTTPSURL(s string) (httpsURL, bool) {
 		if i := strings.IndexByte(authority, ':'); i >= 0 {
 			u.host, u.port = authority[:i], authority[i+1:]
 		}
-		if !validRegName(u.host) {
+		if u.host == "" || strings.Contains(u.host, "@") || uri && !validRegName(u.host) {
 			return httpsURL{}, false
 		}
 	}
-	if !validPortDigits(u.port) || !validURITail(tail) {
+	if !validPortDigits(u.port) || uri && !validURITail(tail) {
 		return httpsURL{}, false
 	}
 	u.rest = tail
@@ -316,7 +321,7 @@ func parseIPv4Number(p string) (uint64, bool) {
 // both SDKs serialize alike: no percent-encoding, and (checked by the
 // caller's comparison with a valid origin) a canonical IPv4 form.
 func endpointOrigin(s string) (string, bool) {
-	u, ok := parseHTTPSURL(s)
+	u, ok := parseHTTPSURL(s, false)
 	if !ok || strings.Contains(u.host, "%") {
 		return "", false
 	}

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"time"
 
@@ -65,6 +66,7 @@ var kinds = map[string]func(json.RawMessage) (any, error){
 }
 
 func main() {
+	maps.Copy(kinds, knowledgeKinds)
 	data, err := io.ReadAll(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "goverdict: read stdin:", err)
