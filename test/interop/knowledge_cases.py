@@ -1175,6 +1175,15 @@ def all_cases() -> list[Case]:
                         ("42 characters", digest("x")[:42]), ("44 characters", digest("x") + "A"), ("standard alphabet", digest("x").replace("-", "+").replace("_", "/")),
                         ("empty", ""), ("31 bytes", b64(bytes(31))), ("33 bytes", b64(bytes(33)))):
         b.add("knowledge_id", name, {"id": value}, code(K.validate_knowledge_id, value))
+    for name, dg, data in (("no digest", None, b"x"), ("matched", digest("bytes"), b"bytes"), ("mismatched", digest("bytes"), b"other"),
+                           ("empty bytes", digest(""), b""), ("unavailable", digest("bytes"), None),
+                           ("non-canonical digest", noncanonical(digest("bytes")), b"bytes")):
+        def ev(dg=dg, data=data):
+            try:
+                return K.verify_knowledge_evidence(dg, data)
+            except AgentProtocolError as err:
+                return err.code
+        b.add("knowledge_evidence", name, {"digest": dg, "data": None if data is None else b64(data)}, ev())
     return b.cases
 
 

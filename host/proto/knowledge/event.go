@@ -1,6 +1,7 @@
 package knowledge
 
 import (
+	"crypto/sha3"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -230,4 +231,33 @@ func EnvelopeSize(env *identity.Envelope) (int, error) {
 		return 0, errorf(CodeInvalidEvent, "", "cannot serialize the envelope: %v", err)
 	}
 	return len(b), nil
+}
+
+// Evidence statuses (VerifyEvidence).
+const (
+	EvidenceUnchecked   = "unchecked"   // the evidence names no digest
+	EvidenceMatched     = "matched"     // the bytes hash to the digest
+	EvidenceMismatched  = "mismatched"  // they do not
+	EvidenceUnavailable = "unavailable" // the complete bytes could not be had
+)
+
+// VerifyEvidence compares an evidence digest ("" when the evidence has
+// none) with the complete representation bytes, after transfer and content
+// decoding and before any text conversion; data is nil when they could not
+// be obtained. Nothing is fetched. A malformed digest is invalid_event.
+func VerifyEvidence(digest string, data []byte) (string, error) {
+	if digest == "" {
+		return EvidenceUnchecked, nil
+	}
+	if err := checkID(digest, CodeInvalidEvent, "", "evidence digest"); err != nil {
+		return "", err
+	}
+	if data == nil {
+		return EvidenceUnavailable, nil
+	}
+	sum := sha3.Sum256(data)
+	if identity.EncodeBase64URL(sum[:]) == digest {
+		return EvidenceMatched, nil
+	}
+	return EvidenceMismatched, nil
 }

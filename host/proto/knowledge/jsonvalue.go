@@ -109,14 +109,6 @@ func arr(v any) []any {
 	return a
 }
 
-// jsonEqual reports whether two JSON values are equal as JSON (numbers by
-// value), for the few places the SDK compares values.
-func jsonEqual(a, b any) bool {
-	ca, err1 := identity.Canonicalize(a)
-	cb, err2 := identity.Canonicalize(b)
-	return err1 == nil && err2 == nil && string(ca) == string(cb)
-}
-
 // describe renders a value for a message.
 func describe(v any) string {
 	b, err := identity.Canonicalize(v)

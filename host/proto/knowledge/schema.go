@@ -195,8 +195,21 @@ const ecmaSpace = `\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{
 // lookahead RE2 lacks) becomes \z, \s becomes ECMA's Unicode white space,
 // "." stops at every ECMA line terminator, and \uXXXX becomes \x{XXXX}.
 func ecmaRegexp(pattern string) (jsonschema.Regexp, error) {
-	return regexp.Compile(translateECMA(pattern))
+	re, err := regexp.Compile(translateECMA(pattern))
+	if err != nil {
+		return nil, err
+	}
+	return ecmaPattern{re, pattern}, nil
 }
+
+// ecmaPattern matches with RE2 and names itself by the schema's own
+// pattern, so messages quote what the schema says.
+type ecmaPattern struct {
+	*regexp.Regexp
+	source string
+}
+
+func (p ecmaPattern) String() string { return p.source }
 
 // translateECMA rewrites an ECMA-262 pattern of the schema for RE2 (see
 // ecmaRegexp).

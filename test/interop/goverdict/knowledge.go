@@ -36,6 +36,7 @@ var knowledgeKinds = map[string]func(json.RawMessage) (any, error){
 	"knowledge_discovery":       knowledgeDiscovery,
 	"knowledge_pages":           knowledgePages,
 	"knowledge_status":          knowledgeStatus,
+	"knowledge_evidence":        knowledgeEvidence,
 }
 
 // kin reads a case input as a strict JSON object.
@@ -481,4 +482,31 @@ func knowledgeStatus(raw json.RawMessage) (any, error) {
 	}
 	v := knowledge.Status(target, &subject.Event, links, true)
 	return map[string]any{"status": v.Status, "successors": v.Successors, "assessments": v.Assessments}, nil
+}
+
+func knowledgeEvidence(raw json.RawMessage) (any, error) {
+	var in struct {
+		Digest *string `json:"digest"`
+		Data   *string `json:"data"`
+	}
+	if err := decode(raw, &in); err != nil {
+		return nil, err
+	}
+	var data []byte
+	if in.Data != nil {
+		b, err := identity.DecodeBase64URL(*in.Data)
+		if err != nil {
+			return nil, fmt.Errorf("bad input: %w", err)
+		}
+		data = append([]byte{}, b...)
+	}
+	digest := ""
+	if in.Digest != nil {
+		digest = *in.Digest
+	}
+	status, err := knowledge.VerifyEvidence(digest, data)
+	if err != nil {
+		return kcode(err), nil
+	}
+	return status, nil
 }
