@@ -17,13 +17,14 @@
 //     invalid_discovery).
 //   - schema.go: the bundled knowledge.schema.json (schema/, verbatim, see
 //     schema/SOURCE.md), compiled once with its ECMA patterns translated for
-//     RE2; ValidateSchema checks a value against one of its $defs.
+//     RE2; ValidateSchema and SchemaErrors check a value against one of its
+//     $defs.
 //   - jsonvalue.go: strict-JSON shape checks and the integer reading both SDKs
 //     share (1.0 is an integer).
 //   - url.go: the HTTPS URL rule of licenses, evidence and profiles.
 //   - event.go: ValidateEnvelope and ParseEnvelope (schema, strict JSON,
 //     hash and signature, canonical 32-byte ids, HTTPS URLs, unique profile
-//     digests), ValidID, EnvelopeSize, NewEvent.
+//     digests), ValidID, EnvelopeSize, NewEvent, VerifyEvidence.
 //   - payload.go: ValidatePayload, the connector's check of a payload before
 //     it signs (up to 16 {path, message} errors in data.errors).
 //   - deps.go: Dependencies, Target and CheckDependencies (missing_dependency,
@@ -33,7 +34,8 @@
 //     (CheckSubmission: future skew, dependencies, size), and the flattened
 //     Item the connector's tools return.
 //   - query.go: Filters, Query, ParseQuery (HTTP parameters), QueryFromValue
-//     (JSON) and Matches, the exact filter predicate.
+//     (JSON) and Matches, the exact filter predicate; ParseBatchRequest and
+//     ParseReadJSON for read bodies.
 //   - cursor.go: the stateless cursor checkpoint.as_of.last_seq.digest,
 //     QueryDigest, and Query.Window, which a service uses to read a page.
 //   - search.go: TextTerms and TextMatches (the lexical term rules),

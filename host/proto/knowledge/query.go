@@ -311,6 +311,22 @@ func asciiLower(s string) string {
 	return s
 }
 
+// ParseReadJSON strictly parses the body of a read request (batch,
+// search): a body that is not strict I-JSON is invalid_request, as the
+// SDK's parse_knowledge_read_json answers.
+func ParseReadJSON(data []byte) (any, error) {
+	v, err := identity.ParseStrict(data)
+	if err != nil {
+		e := errorf(CodeInvalidRequest, "", "the request body is not strict JSON: %v", err)
+		if je, ok := err.(*identity.JSONError); ok {
+			e.Pointer = je.Pointer
+		}
+		e.Err = err
+		return nil, e
+	}
+	return v, nil
+}
+
 // ParseBatchRequest validates a batch request {hashes: [1..100 distinct
 // ids]} (the SDK's validate_knowledge_batch_request) and returns the ids in
 // request order. Failures are invalid_request.

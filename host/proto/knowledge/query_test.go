@@ -102,3 +102,14 @@ func TestParseBatchRequest(t *testing.T) {
 		}
 	}
 }
+
+func TestParseReadJSON(t *testing.T) {
+	if _, err := ParseReadJSON([]byte(`{"hashes":["a"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{`{"a":1,"a":2}`, `{"a":9007199254740993}`, `[1,]`, ``} {
+		if _, err := ParseReadJSON([]byte(bad)); code(err) != CodeInvalidRequest {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
