@@ -66,8 +66,9 @@ var kinds = map[string]func(json.RawMessage) (any, error){
 }
 
 func main() {
-	addDelegationKinds()
-	maps.Copy(kinds, mailKinds)
+	for _, protocol := range []map[string]func(json.RawMessage) (any, error){mailKinds, knowledgeKinds, delegationKinds} {
+		maps.Copy(kinds, protocol)
+	}
 	data, err := io.ReadAll(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "goverdict: read stdin:", err)
