@@ -33,7 +33,6 @@ var delegationKinds = map[string]func(json.RawMessage) (any, error){
 	"controller_challenge_ok": controllerChallengeVerify,
 }
 
-
 // dcode is "ok" for nil, else the error's stable code.
 func dcode(err error) string {
 	if err == nil {
