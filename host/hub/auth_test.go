@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/hub/hubhttp"
+	"apconnect/host/hub/internal/hubhttp"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"
 )

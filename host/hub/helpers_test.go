@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"apconnect/host/hub/hubtest"
-	"apconnect/host/hub/profile"
+	"apconnect/host/hub/internal/profile"
 	"apconnect/host/identity"
 )
 

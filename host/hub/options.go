@@ -4,8 +4,8 @@ import (
 	"log/slog"
 	"time"
 
-	"apconnect/host/hub/discourse"
-	"apconnect/host/hub/profile"
+	"apconnect/host/hub/internal/discourse"
+	"apconnect/host/hub/internal/profile"
 	"apconnect/host/proto/adp"
 )
 

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"apconnect/host/hub"
-	"apconnect/host/hub/hubhttp"
+	"apconnect/host/hub/internal/hubhttp"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"
 )

@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"apconnect/host/hub/discourse"
-	"apconnect/host/hub/hubdb"
+	"apconnect/host/hub/internal/discourse"
+	"apconnect/host/hub/internal/hubdb"
 )
 
 // Redaction reports what Redact did.

@@ -19,8 +19,8 @@ import (
 	"os"
 	"time"
 
-	"apconnect/host/hub/hubhttp"
-	"apconnect/host/hub/profile"
+	"apconnect/host/hub/internal/hubhttp"
+	"apconnect/host/hub/internal/profile"
 	"apconnect/host/identity"
 	"apconnect/host/proto/adp"
 )

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"apconnect/host/hub/hubhttp"
+	"apconnect/host/hub/internal/hubhttp"
 	"apconnect/host/identity"
 	"apconnect/host/proto/adp"
 )

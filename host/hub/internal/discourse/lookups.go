@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"errors"
 
-	"apconnect/host/hub/hubdb"
+	"apconnect/host/hub/internal/hubdb"
 	"apconnect/host/proto/adp"
 )
 

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"apconnect/host/hub/hubdb"
+	"apconnect/host/hub/internal/hubdb"
 	"apconnect/host/identity"
 )
 

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"net/http"
 
-	"apconnect/host/hub/hubhttp"
+	"apconnect/host/hub/internal/hubhttp"
 	"apconnect/host/proto/adp"
 )
 

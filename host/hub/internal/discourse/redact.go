@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"apconnect/host/hub/hubdb"
+	"apconnect/host/hub/internal/hubdb"
 	"apconnect/host/identity"
 	"apconnect/host/proto/adp"
 )

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"strings"
 
-	"apconnect/host/hub/hubhttp"
+	"apconnect/host/hub/internal/hubhttp"
 )
 
 // document returns the stored document JSON of an Agent ID, or nil.

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"apconnect/host/hub"
-	"apconnect/host/hub/discourse"
+	"apconnect/host/hub/internal/discourse"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"
 	"apconnect/host/proto/adp"

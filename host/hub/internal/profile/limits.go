@@ -3,7 +3,7 @@ package profile
 import (
 	"time"
 
-	"apconnect/host/hub/hubhttp"
+	"apconnect/host/hub/internal/hubhttp"
 )
 
 // MaxBatchIDs is the most Agent IDs one batch read may ask for (section 7.3:

@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"apconnect/host/hub/hubhttp"
+	"apconnect/host/hub/internal/hubhttp"
 	"apconnect/host/proto/adp"
 )
 

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"apconnect/host/hub/hubhttp"
+	"apconnect/host/hub/internal/hubhttp"
 	"apconnect/host/proto/adp"
 )
 

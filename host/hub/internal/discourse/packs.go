@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"apconnect/host/hub/hubdb"
-	"apconnect/host/hub/hubhttp"
+	"apconnect/host/hub/internal/hubdb"
+	"apconnect/host/hub/internal/hubhttp"
 	"apconnect/host/identity"
 	"apconnect/host/proto/adp"
 )

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"apconnect/host/hub/hubhttp"
+	"apconnect/host/hub/internal/hubhttp"
 	"apconnect/host/identity"
 	"apconnect/host/proto/adp"
 )

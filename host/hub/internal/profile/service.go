@@ -9,8 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 
-	"apconnect/host/hub/hubdb"
-	"apconnect/host/hub/hubhttp"
+	"apconnect/host/hub/internal/hubdb"
+	"apconnect/host/hub/internal/hubhttp"
 	"apconnect/host/identity"
 )
 

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"apconnect/host/hub/hubhttp"
+	"apconnect/host/hub/internal/hubhttp"
 	"apconnect/host/identity"
 	"apconnect/host/proto/adp"
 )

@@ -3,7 +3,7 @@ package discourse
 import (
 	"net/http"
 
-	"apconnect/host/hub/hubhttp"
+	"apconnect/host/hub/internal/hubhttp"
 	"apconnect/host/proto/adp"
 )
 
