@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"apconnect/host/hub"
-	"apconnect/host/hub/internal/discourse"
 	"apconnect/host/hub/hubtest"
+	"apconnect/host/hub/internal/discourse"
 	"apconnect/host/identity"
 	"apconnect/host/proto/adp"
 )

@@ -1,4 +1,5 @@
-// Package discourse is the Agent Discourse 1.0 host of the local hub: every
+// Package discourse is the Agent Discourse 1.0 host of the local hub
+// (registered with it by Spec): every
 // endpoint of ADP section 15 (rooms, records, join requests, public
 // discovery, /v1/me/rooms, agent status, archives), the SSE live stream of
 // section 16 and the discovery document of 15.1, in the wire shapes the
@@ -55,8 +56,8 @@
 //
 // # Storage
 //
-// hub.db (schema version 2) holds the rooms with their snapshots, every
-// record, join requests, external pack documents and the agent/room index
-// behind /v1/me/rooms. Transient agent status (16.4) lives in memory only:
+// The service's migration group in hub.db ("discourse", migrations.go)
+// holds the rooms with their snapshots, every record, join requests,
+// external pack documents and the agent/room index behind /v1/me/rooms. Transient agent status (16.4) lives in memory only:
 // it is a short-lived hint, never archived.
 package discourse

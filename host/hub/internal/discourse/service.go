@@ -35,7 +35,7 @@ type Config struct {
 	// Origin is the host API origin: the discovery document's service,
 	// the origin room.create must name, and the base of room URLs.
 	Origin string
-	// DB is the hub's database (schema version 2 or later).
+	// DB is the hub's database, migrated to the discourse group.
 	DB *hubdb.DB
 	// Pipeline runs the live writes (Agent Identity 6.1).
 	Pipeline *hubhttp.Pipeline

@@ -13,7 +13,8 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-// TestUpgradeReplaysOldSnapshots opens a hub.db written before migration 3:
+// TestUpgradeReplaysOldSnapshots opens a hub.db written before discourse
+// migration 2 (legacy hub.db migration 3):
 // its room snapshot holds the head of the 0f87fee rule (a message). After
 // the upgrade the room is replayed from its records, so the head is the
 // genesis record again and a message based on it (the 0.12.6 rule) is
@@ -52,7 +53,7 @@ func TestUpgradeReplaysOldSnapshots(t *testing.T) {
 		args []any
 	}{
 		{`UPDATE adp_rooms SET snapshot = ?, snapshot_seq = ? WHERE id = ?`, []any{old, msg.Seq, id}},
-		{`DELETE FROM schema_migrations WHERE version >= 3`, nil},
+		{`DELETE FROM schema_group_migrations WHERE group_name = 'discourse' AND version >= 2`, nil},
 	} {
 		if _, err := db.Exec(q.sql, q.args...); err != nil {
 			t.Fatal(err)

@@ -1,7 +1,10 @@
 // Package hubdb is the local hub's SQLite state: one database file in the
 // data directory, opened in WAL mode with a single writer connection whose
-// transactions begin IMMEDIATE, a small read-only pool, and ordered schema
-// migrations recorded in schema_migrations.
+// transactions begin IMMEDIATE, a small read-only pool, and forward-only
+// schema migrations in independent groups (sqlitedb.MigrateGroups): the
+// shared tables' (Shared: accepted_envelopes, nonce_cache) and one per
+// service, which each service declares beside its code. A hub.db written
+// before groups (one history, versions 1–3) is mapped onto them once.
 //
 // Every write goes through (*DB).Write, so writers are serialized and a
 // read-then-write transaction never fails with SQLITE_BUSY. Plain reads use
@@ -71,16 +74,19 @@ type pending struct {
 }
 
 // Open opens (creating if needed) DIR/hub.db and applies every pending
-// migration. It refuses a database written by a newer hub.
-func Open(ctx context.Context, dir string) (*DB, error) {
+// migration of the shared group and then of groups, in order. It refuses a
+// database written by a newer hub: a group beyond its migrations, or a
+// group not given (a hub opens its database with every service's group).
+func Open(ctx context.Context, dir string, groups ...Group) (*DB, error) {
 	abs, err := filepath.Abs(filepath.Join(dir, FileName))
 	if err != nil {
 		return nil, err
 	}
+	all := append([]Group{Shared()}, groups...)
 	db := &DB{path: abs}
 	pools, err := sqlitedb.Open(ctx, abs, 4, func(w *sql.DB) error {
 		db.writer = w
-		return db.Write(ctx, func(tx *sql.Tx) error { return sqlitedb.Migrate(ctx, tx, migrations) })
+		return db.Write(ctx, func(tx *sql.Tx) error { return sqlitedb.MigrateGroups(ctx, tx, all, legacy) })
 	})
 	if err != nil {
 		return nil, err

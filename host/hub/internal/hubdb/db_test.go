@@ -16,15 +16,15 @@ func TestOpenMigratesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := db.SchemaVersion(ctx)
-	if err != nil || v != len(migrations) {
-		t.Fatalf("version %d (%v), want %d", v, err, len(migrations))
+	v, err := db.SchemaVersions(ctx)
+	if err != nil || len(v) != 1 || v[SharedGroup] != len(sharedMigrations) {
+		t.Fatalf("versions %v (%v), want %s %d", v, err, SharedGroup, len(sharedMigrations))
 	}
 	var mode string
 	if err := db.Reader().QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
 		t.Fatalf("journal_mode %q (%v)", mode, err)
 	}
-	for _, table := range []string{"accepted_envelopes", "nonce_cache", "profiles", "schema_migrations"} {
+	for _, table := range []string{"accepted_envelopes", "nonce_cache", "schema_group_migrations"} {
 		var n int
 		if err := db.Reader().QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`, table).Scan(&n); err != nil || n != 1 {
 			t.Fatalf("table %s missing", table)
@@ -47,9 +47,9 @@ func TestOpenMigratesOnce(t *testing.T) {
 		t.Fatalf("row lost across reopen: %d %v", n, err)
 	}
 	var count int
-	db.Reader().QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&count)
-	if count != len(migrations) {
-		t.Fatalf("schema_migrations has %d rows", count)
+	db.Reader().QueryRowContext(ctx, `SELECT count(*) FROM schema_group_migrations`).Scan(&count)
+	if count != len(sharedMigrations) {
+		t.Fatalf("schema_group_migrations has %d rows", count)
 	}
 	// The read pool cannot write.
 	if _, err := db.Reader().ExecContext(ctx, `DELETE FROM nonce_cache`); err == nil {
@@ -66,7 +66,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations VALUES (999, 'future', 0)`)
+		_, err := tx.ExecContext(ctx, `INSERT INTO schema_group_migrations VALUES ('shared', 999, 'future', 0)`)
 		return err
 	})
 	db.Close()

@@ -10,25 +10,38 @@ import (
 // Migration is one forward-only schema step (see sqlitedb.Migration).
 type Migration = sqlitedb.Migration
 
-// Migrations returns the ordered schema history of hub.db.
-func Migrations() []Migration { return slices.Clone(migrations) }
+// Group is one migration history of hub.db: the shared tables' (Shared),
+// or one service's, which the service declares and the hub passes to Open.
+type Group = sqlitedb.Group
 
-// migrations is the schema history; the ADP host's tables are steps of it.
-var migrations = []Migration{
-	{Version: 1, Name: "live writes and agent profiles", SQL: schemaV1},
-	{Version: 2, Name: "agent discourse rooms", SQL: schemaV2},
-	{Version: 3, Name: "replay rooms under the 0.12.6 head rule", SQL: `
--- Snapshots written before this step hold the room head of the 0f87fee rule
--- (messages moved it) and type definitions with a version. snapshot_seq 0
--- makes the host replay each room from its genesis record on next load and
--- write a fresh snapshot; the records themselves are unchanged.
-UPDATE adp_rooms SET snapshot_seq = 0;
-`},
+// SharedGroup names the migration group of the tables every service shares.
+const SharedGroup = "shared"
+
+// Shared returns the migration group of the shared tables:
+// accepted_envelopes and nonce_cache. Open applies it before every
+// service's group, whose tables may reference accepted_envelopes.
+func Shared() Group {
+	return Group{Name: SharedGroup, Migrations: slices.Clone(sharedMigrations)}
 }
 
-// schemaV1 holds the tables shared by every protocol (accepted envelopes for
-// exact resubmission, the per-actor nonce cache) and the profile service's.
-const schemaV1 = `
+var sharedMigrations = []Migration{
+	{Version: 1, Name: "accepted envelopes and the nonce cache", SQL: sharedV1},
+}
+
+// legacy maps the single history hub.db kept before migration groups:
+// version 1 held the shared tables and the profile service's, version 2
+// the Agent Discourse host's, and version 3 a Discourse replay step. The
+// group names are the services' (profile, discourse) and never change.
+var legacy = sqlitedb.Legacy{Steps: [][]sqlitedb.GroupVersion{
+	{{Group: SharedGroup, Version: 1}, {Group: "profile", Version: 1}},
+	{{Group: "discourse", Version: 1}},
+	{{Group: "discourse", Version: 2}},
+}}
+
+// sharedV1 holds the tables shared by every protocol: accepted envelopes
+// for exact resubmission and the per-actor nonce cache. (Legacy version 1
+// created them with the profile service's table, in this text.)
+const sharedV1 = `
 -- Every envelope the hub accepted, by any protocol, exactly as submitted
 -- (compacted JSON). The hash is the event ID; a submission whose hash is
 -- here is an exact resubmission (Agent Identity 6.3).
@@ -51,105 +64,9 @@ CREATE TABLE nonce_cache (
 	max_nonce  INTEGER NOT NULL,
 	expires_at INTEGER NOT NULL -- Unix ms
 ) STRICT;
-
--- The materialized Agent Profile document of each Agent ID: the accepted
--- profile.update with the greatest nonce (Agent Profile 6). nonce is the
--- durable comparison every new update must exceed.
-CREATE TABLE profiles (
-	agent_id   TEXT    PRIMARY KEY,
-	event_hash TEXT    NOT NULL REFERENCES accepted_envelopes (hash),
-	nonce      INTEGER NOT NULL,
-	updated_at INTEGER NOT NULL, -- event.created_at of that update
-	document   BLOB    NOT NULL  -- the document's canonical JSON
-) STRICT;
 `
 
-// schemaV2 holds the Agent Discourse host's state: rooms with their
-// materialized snapshots, every server record (the hub is the archive
-// source), join requests, external pack documents and the index behind
-// GET /v1/me/rooms. Transient agent status is not stored (ADP 16.4).
-const schemaV2 = `
--- One row per room. snapshot is the adp.Room JSON after the record at
--- snapshot_seq; the records after it are replayed on load, so a write costs
--- the same however old the room is. The discovery columns mirror the
--- contract (refreshed with every snapshot, which every contract write takes)
--- and last_seq/last_accepted_at the latest record.
-CREATE TABLE adp_rooms (
-	id               TEXT    PRIMARY KEY,
-	creator          TEXT    NOT NULL,
-	visibility       TEXT    NOT NULL,
-	topic            TEXT    NOT NULL,
-	agenda           TEXT    NOT NULL,
-	tags             TEXT    NOT NULL, -- JSON array of strings
-	language         TEXT    NOT NULL,
-	start_time       INTEGER NOT NULL, -- effective, Unix ms
-	end_time         INTEGER NOT NULL, -- effective, Unix ms
-	closed           TEXT,             -- 'ended' (room.close) or 'cancelled' (room.cancel)
-	created_at       INTEGER NOT NULL, -- accepted_at of room.create
-	last_seq         INTEGER NOT NULL,
-	last_accepted_at INTEGER NOT NULL,
-	create_response  BLOB    NOT NULL, -- the room.create response, for exact resubmission
-	snapshot         BLOB    NOT NULL,
-	snapshot_seq     INTEGER NOT NULL,
-	archived_at      INTEGER           -- generated_at of the archive once the room ended
-) STRICT;
-CREATE INDEX adp_rooms_discovery ON adp_rooms (visibility, start_time);
-
--- Every server record (ADP 14) as served: canonical chain fields and the
--- envelope exactly as submitted (compacted), or its redacted form (14.1).
-CREATE TABLE adp_records (
-	room_id     TEXT    NOT NULL REFERENCES adp_rooms (id),
-	seq         INTEGER NOT NULL,
-	hash        TEXT    NOT NULL,
-	event_hash  TEXT    NOT NULL,
-	type        TEXT    NOT NULL,
-	actor       TEXT    NOT NULL,
-	accepted_at INTEGER NOT NULL,
-	redacted    INTEGER NOT NULL DEFAULT 0,
-	record      BLOB    NOT NULL,
-	PRIMARY KEY (room_id, seq)
-) STRICT, WITHOUT ROWID;
-CREATE UNIQUE INDEX adp_records_event ON adp_records (event_hash);
-
--- Join requests (ADP 10): never records; held for review. status is as
--- stored: a pending request whose expires_at has passed reads as expired.
-CREATE TABLE adp_join_requests (
-	id              TEXT    PRIMARY KEY, -- the request's event ID
-	room_id         TEXT    NOT NULL REFERENCES adp_rooms (id),
-	applicant       TEXT    NOT NULL,
-	role            TEXT    NOT NULL,
-	status          TEXT    NOT NULL,
-	expires_at      INTEGER NOT NULL,
-	created_at      INTEGER NOT NULL, -- accepted_at
-	reviewed_by     TEXT,
-	reviewed_at     INTEGER,
-	review_event_id TEXT,
-	envelope        BLOB    NOT NULL
-) STRICT;
-CREATE INDEX adp_join_requests_room ON adp_join_requests (room_id, created_at, id);
-CREATE INDEX adp_join_requests_applicant ON adp_join_requests (applicant, room_id, status);
-
--- External pack documents (ADP 12.5) as fetched, byte for byte, so archives
--- ship them and rooms replay offline.
-CREATE TABLE adp_packs (
-	url      TEXT    NOT NULL,
-	digest   TEXT    NOT NULL,
-	document BLOB    NOT NULL,
-	added_at INTEGER NOT NULL,
-	PRIMARY KEY (url, digest)
-) STRICT;
-
--- Agents related to a room (creator, members past and present, invitees,
--- applicants): the candidate set of GET /v1/me/rooms. The relation itself is
--- computed from the room state and join requests when listing.
-CREATE TABLE adp_room_agents (
-	agent_id TEXT NOT NULL,
-	room_id  TEXT NOT NULL REFERENCES adp_rooms (id),
-	PRIMARY KEY (agent_id, room_id)
-) STRICT, WITHOUT ROWID;
-`
-
-// SchemaVersion returns the highest applied migration version (0 for none).
-func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
-	return sqlitedb.Version(ctx, db.writer)
+// SchemaVersions returns the applied version of each migration group.
+func (db *DB) SchemaVersions(ctx context.Context) (map[string]int, error) {
+	return sqlitedb.GroupVersions(ctx, db.reader)
 }

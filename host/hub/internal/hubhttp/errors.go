@@ -3,44 +3,24 @@ package hubhttp
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"apconnect/host/identity"
-	"apconnect/host/proto/adp"
 )
 
-// Codes the hub adds to the shared identity.Code* set. The 18 ADP codes of
-// SDK 0.12.6 are re-exported from host/proto/adp (their one definition) so
-// handlers and the status table below need one import; the retired
-// room_ended and role_not_allowed are not among them.
+// Codes the hub adds to the shared identity.Code* set.
 const (
 	CodeInternal       = "internal_error"
 	CodeNotImplemented = "not_implemented"
-
-	CodeRoomNotFound           = adp.CodeRoomNotFound
-	CodeRoomNotActive          = adp.CodeRoomNotActive
-	CodeHostMismatch           = adp.CodeHostMismatch
-	CodeApprovalRequired       = adp.CodeApprovalRequired
-	CodeJoinRequestNotFound    = adp.CodeJoinRequestNotFound
-	CodeJoinRequestNotPending  = adp.CodeJoinRequestNotPending
-	CodeMemberBanned           = adp.CodeMemberBanned
-	CodeMaxSpeakersExceeded    = adp.CodeMaxSpeakersExceeded
-	CodeMembershipRequired     = adp.CodeMembershipRequired
-	CodeRoomHeadMismatch       = adp.CodeRoomHeadMismatch
-	CodeBaseRecordMismatch     = adp.CodeBaseRecordMismatch
-	CodeAgentStatusNotFound    = adp.CodeAgentStatusNotFound
-	CodeTypeNotDefined         = adp.CodeTypeNotDefined
-	CodeTypeDisabled           = adp.CodeTypeDisabled
-	CodeTypeConflict           = adp.CodeTypeConflict
-	CodeInvalidTypeSchema      = adp.CodeInvalidTypeSchema
-	CodePayloadSchemaViolation = adp.CodePayloadSchemaViolation
-	CodePackUnavailable        = adp.CodePackUnavailable
 )
 
-// statusByCode maps every stable code to its HTTP status.
-var statusByCode = map[string]int{
+// baseStatuses maps the Agent Identity codes and the hub's own to their
+// HTTP statuses; services add theirs with RegisterStatuses.
+var baseStatuses = map[string]int{
 	identity.CodeInvalidRequest:       http.StatusBadRequest,
 	identity.CodeInvalidEvent:         http.StatusBadRequest,
 	identity.CodeInvalidEventHash:     http.StatusBadRequest,
@@ -55,31 +35,40 @@ var statusByCode = map[string]int{
 	identity.CodePayloadTooLarge:      http.StatusRequestEntityTooLarge,
 	CodeInternal:                      http.StatusInternalServerError,
 	CodeNotImplemented:                http.StatusNotImplemented,
+}
 
-	CodeRoomNotFound:           http.StatusNotFound,
-	CodeRoomNotActive:          http.StatusConflict,
-	CodeHostMismatch:           http.StatusBadRequest,
-	CodeApprovalRequired:       http.StatusForbidden,
-	CodeJoinRequestNotFound:    http.StatusNotFound,
-	CodeJoinRequestNotPending:  http.StatusConflict,
-	CodeMemberBanned:           http.StatusForbidden,
-	CodeMaxSpeakersExceeded:    http.StatusConflict,
-	CodeMembershipRequired:     http.StatusForbidden,
-	CodeRoomHeadMismatch:       http.StatusConflict,
-	CodeBaseRecordMismatch:     http.StatusConflict,
-	CodeAgentStatusNotFound:    http.StatusNotFound,
-	CodeTypeNotDefined:         http.StatusBadRequest,
-	CodeTypeDisabled:           http.StatusConflict,
-	CodeTypeConflict:           http.StatusConflict,
-	CodeInvalidTypeSchema:      http.StatusBadRequest,
-	CodePayloadSchemaViolation: http.StatusBadRequest,
-	CodePackUnavailable:        http.StatusBadGateway,
+// statuses is baseStatuses plus every service's codes.
+var statuses = struct {
+	sync.RWMutex
+	m map[string]int
+}{m: maps.Clone(baseStatuses)}
+
+// RegisterStatuses adds the HTTP statuses of the error codes a service
+// defines (the hub registers each service's hubsvc.Spec.Statuses). A code
+// registered again with the same status is fine; with another status, or
+// a shared code given a status of its own, it is an error and nothing is
+// registered.
+func RegisterStatuses(codes map[string]int) error {
+	statuses.Lock()
+	defer statuses.Unlock()
+	for code, status := range codes {
+		if have, ok := statuses.m[code]; ok && have != status {
+			return fmt.Errorf("error code %q has HTTP status %d already, not %d", code, have, status)
+		}
+		if status < 400 || status > 599 {
+			return fmt.Errorf("error code %q: %d is not an error status", code, status)
+		}
+	}
+	maps.Copy(statuses.m, codes)
+	return nil
 }
 
 // StatusFor returns the HTTP status of a stable error code (500 for a code
-// the hub does not know).
+// no service registered).
 func StatusFor(code string) int {
-	if s, ok := statusByCode[code]; ok {
+	statuses.RLock()
+	defer statuses.RUnlock()
+	if s, ok := statuses.m[code]; ok {
 		return s
 	}
 	return http.StatusInternalServerError
@@ -158,7 +147,8 @@ func RateLimited(retryAfter time.Duration, format string, args ...any) *Error {
 }
 
 // AsError converts any error into an *Error: an *Error passes through, an
-// *identity.Error keeps its code (and pointer, as data.pointer), and anything
+// *identity.Error keeps its code and data (and its pointer, as
+// data.pointer), and anything
 // else becomes a 500 internal_error whose cause is not shown to the client.
 func AsError(err error) *Error {
 	var e *Error
@@ -170,6 +160,9 @@ func AsError(err error) *Error {
 		out := &Error{Code: ie.Code, Message: ie.Message, Err: err}
 		if out.Code == "" {
 			out.Code = identity.CodeInvalidRequest
+		}
+		for k, v := range ie.Data {
+			out.WithData(k, v)
 		}
 		if ie.Pointer != "" {
 			out.WithData("pointer", ie.Pointer)

@@ -1,6 +1,7 @@
 package hubhttp
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"testing"
@@ -117,10 +118,47 @@ func TestAsError(t *testing.T) {
 	}
 	for code, status := range map[string]int{
 		identity.CodeInvalidToken: 401, identity.CodeNotFound: 404, identity.CodePayloadTooLarge: 413,
-		CodeRoomHeadMismatch: 409, "no_such_code": 500,
+		"no_such_code": 500,
 	} {
 		if StatusFor(code) != status {
 			t.Errorf("StatusFor(%s) = %d", code, StatusFor(code))
 		}
+	}
+	// A rules package's *identity.Error keeps its code, pointer and data.
+	ie := identity.NewError(identity.CodePayloadTooLarge, "/event/payload/name", "too long")
+	ie.Data = map[string]any{"limit": 3}
+	if e := AsError(fmt.Errorf("wrapped: %w", ie)); e.Code != identity.CodePayloadTooLarge || e.HTTPStatus() != 413 ||
+		e.Data["limit"] != 3 || e.Data["pointer"] != "/event/payload/name" || e.Message != "too long" {
+		t.Fatalf("rules error: %+v", e)
+	}
+}
+
+// Services register the statuses of their codes; a conflicting
+// registration changes nothing.
+func TestRegisterStatuses(t *testing.T) {
+	if StatusFor("hubhttp_test_code") != 500 {
+		t.Fatal("an unregistered code has a status")
+	}
+	for _, bad := range []map[string]int{
+		{"hubhttp_test_code": 409, identity.CodeNotFound: 410}, // a shared code with another status
+		{"hubhttp_test_code": 200},                             // not an error status
+	} {
+		if err := RegisterStatuses(bad); err == nil {
+			t.Fatalf("registered %v", bad)
+		}
+		if StatusFor("hubhttp_test_code") != 500 {
+			t.Fatalf("a refused registration %v changed the table", bad)
+		}
+	}
+	for range 2 { // again with the same status is fine
+		if err := RegisterStatuses(map[string]int{"hubhttp_test_code": 409, identity.CodeNotFound: 404}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if StatusFor("hubhttp_test_code") != 409 || AsError(Errorf("hubhttp_test_code", "x")).HTTPStatus() != 409 {
+		t.Fatal("registered status not used")
+	}
+	if err := RegisterStatuses(map[string]int{"hubhttp_test_code": 404}); err == nil {
+		t.Fatal("a second status for one code was registered")
 	}
 }

@@ -4,10 +4,10 @@
 // document of each Agent ID, batch reads, event history newest first, and the
 // /.well-known/agent-profile discovery document.
 //
-// Payloads are checked against the protocol's JSON Schema
-// (agent-profile-1.0.schema.json, embedded, draft 2020-12 with format
-// assertions) and then against every rule the specification states in
-// prose: a closed top-level payload, payload.id equal to the actor, unique
-// links by (url, rel) and service endpoints by (type, url), and the field
-// limits of section 4.2.
+// Every protocol rule comes from host/proto/profile (imported as rules): the
+// event type, the payload validation (the protocol's JSON Schema and the
+// rules it states in prose), the field limits of section 4.2 and the
+// document an update materializes. The service adds what a host owns:
+// storage (its migration group, "profile"), the update quota, the body and
+// page limits, and the endpoints. Spec registers it with the hub.
 package profile

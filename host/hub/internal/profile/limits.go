@@ -4,30 +4,21 @@ import (
 	"time"
 
 	"apconnect/host/hub/internal/hubhttp"
+	rules "apconnect/host/proto/profile"
 )
 
-// MaxBatchIDs is the most Agent IDs one batch read may ask for (section 7.3:
-// more is invalid_request).
-const MaxBatchIDs = 1000
-
 // Limits are the service limits the profile service enforces and publishes
-// in its discovery document. Zero fields take the defaults of
-// DefaultLimits; the field limits are section 4.2's recommended values.
+// in its discovery document: the field limits of section 4.2 (the rules
+// package's, whose members are promoted here) and the service's own. Zero
+// fields take the defaults of DefaultLimits.
 type Limits struct {
-	// NameChars and DescriptionChars count Unicode scalar values.
-	NameChars        int `json:"name_chars"`
-	DescriptionChars int `json:"description_chars"`
-	Capabilities     int `json:"capabilities"`
-	ServiceEndpoints int `json:"service_endpoints"`
-	Links            int `json:"links"`
-	Delegations      int `json:"delegations"`
-	// ExtraBytes bounds the canonical (JCS) serialization of extra.
-	ExtraBytes int `json:"extra_bytes"`
+	rules.Limits
 	// UpdateBodyBytes bounds the POST /v1/profiles request body.
 	UpdateBodyBytes int64 `json:"update_body_bytes"`
 	// BatchBodyBytes bounds the POST /v1/profiles/batch request body.
 	BatchBodyBytes int64 `json:"batch_body_bytes"`
-	// BatchIDs is fixed at MaxBatchIDs; it is published, not configurable.
+	// BatchIDs is fixed at rules.MaxBatchIDs; it is published, not
+	// configurable.
 	BatchIDs int `json:"batch_ids"`
 	// EventsPageMax caps the limit parameter of the events endpoint.
 	EventsPageMax int `json:"events_page_max"`
@@ -39,16 +30,10 @@ type Limits struct {
 // defaults for the rest.
 func DefaultLimits() Limits {
 	return Limits{
-		NameChars:        128,
-		DescriptionChars: 2048,
-		Capabilities:     64,
-		ServiceEndpoints: 32,
-		Links:            64,
-		Delegations:      32,
-		ExtraBytes:       32 << 10,
+		Limits:           rules.DefaultLimits(),
 		UpdateBodyBytes:  256 << 10,
 		BatchBodyBytes:   128 << 10,
-		BatchIDs:         MaxBatchIDs,
+		BatchIDs:         rules.MaxBatchIDs,
 		EventsPageMax:    100,
 		UpdatesPerMinute: 60,
 	}
@@ -57,27 +42,20 @@ func DefaultLimits() Limits {
 // withDefaults fills zero fields from DefaultLimits.
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
-	set := func(v *int, def int) {
-		if *v == 0 {
-			*v = def
-		}
+	l.Limits = l.Limits.WithDefaults()
+	if l.EventsPageMax == 0 {
+		l.EventsPageMax = d.EventsPageMax
 	}
-	set(&l.NameChars, d.NameChars)
-	set(&l.DescriptionChars, d.DescriptionChars)
-	set(&l.Capabilities, d.Capabilities)
-	set(&l.ServiceEndpoints, d.ServiceEndpoints)
-	set(&l.Links, d.Links)
-	set(&l.Delegations, d.Delegations)
-	set(&l.ExtraBytes, d.ExtraBytes)
-	set(&l.EventsPageMax, d.EventsPageMax)
-	set(&l.UpdatesPerMinute, d.UpdatesPerMinute)
+	if l.UpdatesPerMinute == 0 {
+		l.UpdatesPerMinute = d.UpdatesPerMinute
+	}
 	if l.UpdateBodyBytes == 0 {
 		l.UpdateBodyBytes = d.UpdateBodyBytes
 	}
 	if l.BatchBodyBytes == 0 {
 		l.BatchBodyBytes = d.BatchBodyBytes
 	}
-	l.BatchIDs = MaxBatchIDs
+	l.BatchIDs = rules.MaxBatchIDs
 	return l
 }
 

@@ -1,7 +1,6 @@
 package profile
 
 import (
-	"apconnect/host/text"
 	"context"
 	"database/sql"
 	"errors"
@@ -11,36 +10,23 @@ import (
 
 	"apconnect/host/hub/internal/hubdb"
 	"apconnect/host/hub/internal/hubhttp"
+	"apconnect/host/hub/internal/hubsvc"
 	"apconnect/host/identity"
+	rules "apconnect/host/proto/profile"
+	"apconnect/host/text"
 )
 
-// Protocol and event type this service accepts.
+// The protocol and event type this service accepts, and its paths
+// (section 7), from the rules package.
 const (
-	Protocol   = identity.ProtocolProfile
-	UpdateType = "profile.update"
-)
-
-// Default paths (section 7).
-const (
-	PathDiscovery = "/.well-known/agent-profile"
-	PathProfiles  = "/v1/profiles"
-	PathBatch     = "/v1/profiles/batch"
+	Protocol      = rules.Protocol
+	PathDiscovery = rules.PathDiscovery
+	PathProfiles  = rules.PathProfiles
+	PathBatch     = rules.PathBatch
 )
 
 // Features returns the features advertised in the discovery document.
 func Features() []string { return []string{"signed-updates", "event-history", "batch-read"} }
-
-// Config wires a Service to the hub.
-type Config struct {
-	// Origin is the service origin: the discovery document's service and
-	// the base of its endpoint URLs.
-	Origin   string
-	DB       *hubdb.DB
-	Pipeline *hubhttp.Pipeline
-	Auth     *hubhttp.Authenticator
-	Limits   Limits
-	Logger   *slog.Logger
-}
 
 // Service is the Agent Profile 1.0 service.
 type Service struct {
@@ -49,31 +35,34 @@ type Service struct {
 	pipeline  *hubhttp.Pipeline
 	auth      *hubhttp.Authenticator
 	limits    Limits
-	validator *Validator
+	validator *rules.Validator
 	logger    *slog.Logger
 }
 
-// New builds the service.
-func New(cfg Config) (*Service, error) {
-	if cfg.DB == nil || cfg.Pipeline == nil || cfg.Auth == nil {
+// New builds the service on the hub's plumbing.
+func New(env hubsvc.Env, limits Limits) (*Service, error) {
+	if env.DB == nil || env.Pipeline == nil || env.Auth == nil {
 		return nil, errors.New("profile: DB, Pipeline and Auth are required")
 	}
-	origin, err := identity.NormalizeOrigin(cfg.Origin)
+	origin, err := identity.NormalizeOrigin(env.Origin)
 	if err != nil {
 		return nil, fmt.Errorf("profile: %w", err)
 	}
-	limits := cfg.Limits.withDefaults()
-	v, err := NewValidator(limits)
+	limits = limits.withDefaults()
+	v, err := rules.NewValidator(limits.Limits)
 	if err != nil {
 		return nil, err
 	}
-	logger := cfg.Logger
+	logger := env.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{origin: origin, db: cfg.DB, pipeline: cfg.Pipeline, auth: cfg.Auth,
+	return &Service{origin: origin, db: env.DB, pipeline: env.Pipeline, auth: env.Auth,
 		limits: limits, validator: v, logger: logger}, nil
 }
+
+// Close implements hubsvc.Service: the service has no background work.
+func (s *Service) Close() error { return nil }
 
 // Limits returns the limits in force (defaults filled in).
 func (s *Service) Limits() Limits { return s.limits }
@@ -105,8 +94,8 @@ func (s *Service) DiscoveryDocument() Discovery {
 		Protocol: Protocol,
 		Service:  s.origin,
 		Endpoints: map[string]string{
-			"profiles":      s.origin + PathProfiles,
-			"profile_batch": s.origin + PathBatch,
+			rules.EndpointProfiles: s.origin + PathProfiles,
+			rules.EndpointBatch:    s.origin + PathBatch,
 		},
 		Features: Features(),
 		Limits:   s.limits,
@@ -193,9 +182,9 @@ func (s *Service) batchIDs(w http.ResponseWriter, r *http.Request) ([]string, er
 	if !ok {
 		return nil, hubhttp.Errorf(identity.CodeInvalidRequest, "body must carry \"ids\", an array of Agent IDs").WithData("pointer", "/ids")
 	}
-	if len(arr) > MaxBatchIDs {
-		return nil, hubhttp.Errorf(identity.CodeInvalidRequest, "ids holds %d entries; at most %d are allowed", len(arr), MaxBatchIDs).
-			WithData("pointer", "/ids").WithData("limit", MaxBatchIDs)
+	if len(arr) > rules.MaxBatchIDs {
+		return nil, hubhttp.Errorf(identity.CodeInvalidRequest, "ids holds %d entries; at most %d are allowed", len(arr), rules.MaxBatchIDs).
+			WithData("pointer", "/ids").WithData("limit", rules.MaxBatchIDs)
 	}
 	ids := make([]string, 0, len(arr))
 	for i, it := range arr {
@@ -259,15 +248,7 @@ func eventsCursorScope(id string) string { return "profile-events|" + id }
 // Precheck rejects envelopes of another protocol or type: they can never
 // have been accepted at POST /v1/profiles.
 func (s *Service) Precheck(_ *http.Request, env *identity.Envelope) error {
-	if env.Event.Protocol != Protocol {
-		return hubhttp.Errorf(identity.CodeInvalidEvent, "event.protocol must be %q, got %q", Protocol, text.Truncate(env.Event.Protocol, 80)).
-			WithData("pointer", "/event/protocol")
-	}
-	if env.Event.Type != UpdateType {
-		return hubhttp.Errorf(identity.CodeInvalidEvent, "event.type must be %q, got %q", UpdateType, text.Truncate(env.Event.Type, 80)).
-			WithData("pointer", "/event/type")
-	}
-	return nil
+	return rules.CheckEvent(&env.Event)
 }
 
 // NonceFloor is the durable comparison of section 6: the nonce of the
@@ -288,10 +269,10 @@ func (s *Service) Accept(ctx context.Context, w *hubhttp.Write) (*hubhttp.Result
 	if err := s.validator.Validate(ev.Payload, ev.Actor); err != nil {
 		return nil, err
 	}
-	if err := w.RateLimit(Protocol+"|"+UpdateType+"|"+ev.Actor, s.limits.updateRate()); err != nil {
+	if err := w.RateLimit(Protocol+"|"+rules.TypeUpdate+"|"+ev.Actor, s.limits.updateRate()); err != nil {
 		return nil, err
 	}
-	doc, err := Materialize(w.Envelope)
+	doc, err := rules.Document(w.Envelope)
 	if err != nil {
 		return nil, err
 	}
@@ -314,24 +295,4 @@ func (s *Service) Replay(ctx context.Context, tx *sql.Tx, acc *hubhttp.Accepted)
 		return nil, fmt.Errorf("profile: accepted update %s has no materialized profile", acc.Hash)
 	}
 	return &hubhttp.Result{Status: http.StatusOK, Body: doc}, nil
-}
-
-// Materialize builds the profile document of an accepted update: the
-// payload's members (the payload is closed, so that is all of them, with
-// explicit empty values kept as signed), updated_at = created_at and
-// event_id = the envelope hash. It returns the document's canonical JSON.
-func Materialize(env *identity.Envelope) ([]byte, error) {
-	payload, ok := env.Event.Payload.(map[string]any)
-	if !ok {
-		return nil, errors.New("profile: payload is not an object")
-	}
-	doc := make(map[string]any, len(payload)+2)
-	for k, v := range payload {
-		if payloadFields[k] {
-			doc[k] = v
-		}
-	}
-	doc["updated_at"] = env.Event.CreatedAt
-	doc["event_id"] = env.Hash
-	return identity.Canonicalize(doc)
 }

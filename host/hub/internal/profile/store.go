@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"apconnect/host/hub/internal/hubhttp"
+	rules "apconnect/host/proto/profile"
 )
 
 // document returns the stored document JSON of an Agent ID, or nil.
@@ -64,7 +65,7 @@ func documents(ctx context.Context, q hubhttp.Querier, ids []string) ([]json.Raw
 func history(ctx context.Context, q hubhttp.Querier, id string, before int64, limit int) ([]json.RawMessage, int64, error) {
 	rows, err := q.QueryContext(ctx, `SELECT nonce, envelope FROM accepted_envelopes
 		WHERE protocol = ? AND type = ? AND actor = ? AND nonce < ?
-		ORDER BY nonce DESC LIMIT ?`, Protocol, UpdateType, id, before, limit+1)
+		ORDER BY nonce DESC LIMIT ?`, Protocol, rules.TypeUpdate, id, before, limit+1)
 	if err != nil {
 		return nil, 0, err
 	}
