@@ -1,9 +1,8 @@
 // Package discourse is the Agent Discourse 1.0 host of the local hub
-// (registered with it by Spec): every
-// endpoint of ADP section 15 (rooms, records, join requests, public
-// discovery, /v1/me/rooms, agent status, archives), the SSE live stream of
-// section 16 and the discovery document of 15.1, in the wire shapes the
-// reference SDK 0.12.6 reads.
+// (registered with it by Spec): every endpoint of ADP section 15 (rooms,
+// records, join requests, public discovery, /v1/me/rooms, agent status,
+// archives), the SSE live stream of section 16 and the discovery document
+// of 15.1, in the wire shapes the reference SDK 0.12.6 reads.
 //
 // It is a development and test host for one machine — the peer the
 // connector's tests run against — and it is strict: every rule comes from
