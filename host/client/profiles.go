@@ -1,7 +1,6 @@
 package client
 
 import (
-	"apconnect/host/text"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,11 +9,13 @@ import (
 	"net/url"
 
 	"apconnect/host/identity"
+	"apconnect/host/proto/profile"
+	"apconnect/host/text"
 )
 
 // MaxBatchIDs is the most Agent IDs one batch read may carry (Agent
 // Profile 7.3).
-const MaxBatchIDs = 1000
+const MaxBatchIDs = profile.MaxBatchIDs
 
 // ProfileService is the client of one Agent Profile 1.0 service (section
 // 7). Reads are anonymous; updates are signed envelopes. It is safe for
@@ -70,7 +71,7 @@ type ProfileUpdateResult struct {
 // (an https origin from the config). hc carries its CA; its redirect policy
 // is replaced so that no redirect is followed.
 func NewProfileService(origin string, hc *http.Client, opts Options) (*ProfileService, error) {
-	svc, err := newService(origin, hc, DiscoveryProfile, identity.ProtocolProfile, opts)
+	svc, err := newService(origin, hc, DiscoveryProfile, profile.Protocol, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +96,7 @@ func (p *ProfileService) UpdateProfile(ctx context.Context, env *identity.Envelo
 	if env == nil {
 		return nil, errNilEnvelope
 	}
-	if env.Event.Protocol != identity.ProtocolProfile || env.Event.Type != "profile.update" {
+	if err := profile.CheckEvent(&env.Event); err != nil {
 		return nil, fmt.Errorf("client: UpdateProfile takes a profile.update envelope, not %s %s", env.Event.Protocol, env.Event.Type)
 	}
 	u, err := p.profilesURL(ctx)
@@ -140,8 +141,8 @@ func (p *ProfileService) Profile(ctx context.Context, agentID string) (*ProfileD
 // History reads an agent's accepted profile.update envelopes, newest first
 // (GET /v1/profiles/{id}/events). limit 0 is the service default (1, the
 // latest). Envelopes are shape-checked and must be profile.update events
-// naming agentID as payload.id, in descending nonce order; their hashes and
-// signatures are not verified.
+// of agentID naming it as payload.id (profile.CheckUpdateOf), in
+// descending nonce order; their hashes and signatures are not verified.
 func (p *ProfileService) History(ctx context.Context, agentID string, limit int, cursor string) (*Page[*identity.Envelope], error) {
 	if limit < 0 {
 		return nil, errors.New("client: negative limit")
@@ -163,12 +164,10 @@ func (p *ProfileService) History(ctx context.Context, agentID string, limit int,
 		if err != nil {
 			return nil, err
 		}
-		ev := env.Event
-		payload, _ := ev.Payload.(map[string]any)
-		if ev.Protocol != identity.ProtocolProfile || ev.Type != "profile.update" || payload == nil || payload["id"] != agentID {
-			return nil, fmt.Errorf("%s: not a profile.update of %s", ptr, agentID)
+		if err := profile.CheckUpdateOf(env, agentID); err != nil {
+			return nil, fmt.Errorf("%s: not a profile.update of %s: %w", ptr, agentID, err)
 		}
-		if len(prev) > 0 && ev.Nonce >= prev[len(prev)-1].Event.Nonce {
+		if len(prev) > 0 && env.Event.Nonce >= prev[len(prev)-1].Event.Nonce {
 			return nil, fmt.Errorf("%s: history is not newest first by nonce", ptr)
 		}
 		return env, nil
@@ -193,7 +192,7 @@ func (p *ProfileService) Batch(ctx context.Context, ids []string) ([]*ProfileDoc
 	if ids == nil {
 		ids = []string{}
 	}
-	u, err := p.svc.endpoint(ctx, "profile_batch", "/v1/profiles/batch")
+	u, err := p.svc.endpoint(ctx, profile.EndpointBatch, profile.PathBatch)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +224,7 @@ func (p *ProfileService) Batch(ctx context.Context, ids []string) ([]*ProfileDoc
 
 // profilesURL is the profiles endpoint.
 func (p *ProfileService) profilesURL(ctx context.Context) (string, error) {
-	return p.svc.endpoint(ctx, "profiles", "/v1/profiles")
+	return p.svc.endpoint(ctx, profile.EndpointProfiles, profile.PathProfiles)
 }
 
 // profileURL is the profiles endpoint extended with a checked Agent ID.

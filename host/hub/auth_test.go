@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/hub/hubhttp"
 	"apconnect/host/hub/hubtest"
+	"apconnect/host/hub/internal/hubhttp"
 	"apconnect/host/identity"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"apconnect/host/hub/hubtest"
-	"apconnect/host/hub/profile"
 	"apconnect/host/identity"
+	"apconnect/host/proto/profile"
 )
 
 // vectorEpoch is created_at of the profile vectors' history: a clock set
@@ -37,7 +37,7 @@ type profileVectors struct {
 
 func loadProfileVectors(t *testing.T) *profileVectors {
 	t.Helper()
-	b, err := os.ReadFile("testdata/agent-profile-1.0.vectors.json")
+	b, err := os.ReadFile("../proto/profile/testdata/agent-profile-1.0.vectors.json")
 	if err != nil {
 		t.Fatal(err)
 	}

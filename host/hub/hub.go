@@ -15,13 +15,11 @@ import (
 	"sync"
 	"time"
 
-	"apconnect/host/hub/discourse"
-	"apconnect/host/hub/hubdb"
-	"apconnect/host/hub/hubhttp"
-	"apconnect/host/hub/profile"
+	"apconnect/host/hub/internal/hubdb"
+	"apconnect/host/hub/internal/hubhttp"
+	"apconnect/host/hub/internal/hubsvc"
 	"apconnect/host/hub/tlsca"
 	"apconnect/host/identity"
-	"apconnect/host/proto/adp"
 )
 
 // Hub is a running (or ready to run) local hub.
@@ -40,8 +38,8 @@ type Hub struct {
 	pipeline *hubhttp.Pipeline
 	auth     *hubhttp.Authenticator
 	limiter  *hubhttp.RateLimiter
-	profiles *profile.Service
-	rooms    *discourse.Service
+	specs    []hubsvc.Spec    // services(opts), in order
+	services []hubsvc.Service // built from specs, in order
 
 	baseCtx    context.Context
 	cancelBase context.CancelFunc
@@ -115,8 +113,17 @@ func New(opts Options) (*Hub, error) {
 		h.logger.Info("hub TLS material written", "dir", h.dataDir, "files", h.tls.Created)
 	}
 
+	h.specs = services(opts)
+	if err := hubsvc.Check(h.specs); err != nil {
+		return nil, fmt.Errorf("hub: %w", err)
+	}
+	for _, s := range h.specs {
+		if err := hubhttp.RegisterStatuses(s.Statuses); err != nil {
+			return nil, fmt.Errorf("hub: service %s: %w", s.Name, err)
+		}
+	}
 	ctx := context.Background()
-	if h.db, err = hubdb.Open(ctx, h.dataDir); err != nil {
+	if h.db, err = hubdb.Open(ctx, h.dataDir, hubsvc.Groups(h.specs)...); err != nil {
 		return nil, fmt.Errorf("hub: %w", err)
 	}
 	if h.listener, err = net.Listen("tcp", opts.Listen); err != nil {
@@ -167,7 +174,8 @@ func (l Limits) check() error {
 	return nil
 }
 
-// buildServices creates the shared plumbing and mounts every service.
+// buildServices creates the shared plumbing, builds every service of
+// h.specs on it and mounts their routes.
 func (h *Hub) buildServices() error {
 	l := h.opts.Limits
 	h.limiter = hubhttp.NewRateLimiter()
@@ -192,30 +200,20 @@ func (h *Hub) buildServices() error {
 	}
 	h.mux = http.NewServeMux()
 	h.mux.Handle("/", hubhttp.NotFound(h.logger))
-	var err error
-	h.profiles, err = profile.New(profile.Config{
-		Origin: h.origin, DB: h.db, Pipeline: h.pipeline, Auth: h.auth,
-		Limits: l.Profile, Logger: h.logger,
-	})
-	if err != nil {
-		return fmt.Errorf("hub: %w", err)
-	}
-	h.profiles.Register(h.mux)
-	var packs adp.PackResolver
-	if !h.opts.NoExternalPacks {
-		packs = h.opts.PackFetcher
-		if packs == nil {
-			packs = &adp.HTTPSPackFetcher{}
+	protocols := h.Protocols()
+	for _, spec := range h.specs {
+		svc, err := spec.New(hubsvc.Env{
+			Origin: h.origin, DB: h.db, Pipeline: h.pipeline, Auth: h.auth, Clock: h.clock,
+			Context: h.baseCtx, Logger: h.logger.With("service", spec.Name), Protocols: protocols,
+		})
+		if err != nil {
+			_ = hubsvc.CloseAll(h.services)
+			h.services = nil
+			return fmt.Errorf("hub: service %s: %w", spec.Name, err)
 		}
+		svc.Register(h.mux)
+		h.services = append(h.services, svc)
 	}
-	h.rooms, err = discourse.New(discourse.Config{
-		Origin: h.origin, DB: h.db, Pipeline: h.pipeline, Auth: h.auth, Clock: h.clock,
-		Limits: l.Discourse, Packs: packs, ProfileService: h.origin, Context: h.baseCtx, Logger: h.logger,
-	})
-	if err != nil {
-		return fmt.Errorf("hub: %w", err)
-	}
-	h.rooms.Register(h.mux)
 	return nil
 }
 
@@ -315,8 +313,7 @@ func (h *Hub) Close() error {
 		if started {
 			<-h.stopped
 		}
-		h.rooms.Close()
-		h.closeErr = h.db.Close()
+		h.closeErr = errors.Join(hubsvc.CloseAll(h.services), h.db.Close())
 	})
 	return h.closeErr
 }
@@ -356,17 +353,21 @@ func (h *Hub) Auth() *hubhttp.Authenticator { return h.auth }
 // RateLimiter is the hub's quota counter.
 func (h *Hub) RateLimiter() *hubhttp.RateLimiter { return h.limiter }
 
-// Profiles is the Agent Profile service.
-func (h *Hub) Profiles() *profile.Service { return h.profiles }
-
-// Discourse is the Agent Discourse host.
-func (h *Hub) Discourse() *discourse.Service { return h.rooms }
+// Protocols returns the protocols the hub hosts, one per service, in the
+// order of services.
+func (h *Hub) Protocols() []string {
+	out := make([]string, len(h.specs))
+	for i, s := range h.specs {
+		out[i] = s.Protocol
+	}
+	return out
+}
 
 // Context is cancelled when the hub begins shutting down; long-lived
 // handlers (event streams) select on it to end promptly.
 func (h *Hub) Context() context.Context { return h.baseCtx }
 
-// Handle mounts a handler on the hub's router (Go 1.22 patterns). The ADP
-// endpoints are wired this way; tests use it to mount probes. Handlers are
-// wrapped by the hub's panic recovery and request logging.
+// Handle mounts a handler on the hub's router (Go 1.22 patterns); tests use
+// it to mount probes. Handlers are wrapped by the hub's panic recovery and
+// request logging.
 func (h *Hub) Handle(pattern string, handler http.Handler) { h.mux.Handle(pattern, handler) }

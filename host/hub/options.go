@@ -4,8 +4,8 @@ import (
 	"log/slog"
 	"time"
 
-	"apconnect/host/hub/discourse"
-	"apconnect/host/hub/profile"
+	"apconnect/host/hub/internal/discourse"
+	"apconnect/host/hub/internal/profile"
 	"apconnect/host/proto/adp"
 )
 
@@ -73,9 +73,25 @@ type Limits struct {
 	// MaxWriteBody is the default body limit of write endpoints that do not
 	// set their own (512 KiB).
 	MaxWriteBody int64
-	// Profile are the Agent Profile service's limits.
-	Profile profile.Limits
+	// Profile are the Agent Profile service's limits; zero fields take
+	// DefaultProfileLimits.
+	Profile ProfileLimits
 	// Discourse are the Agent Discourse host's quotas (ADP 20) and serving
-	// parameters; zero fields take discourse.DefaultLimits.
-	Discourse discourse.Limits
+	// parameters; zero fields take DefaultDiscourseLimits.
+	Discourse DiscourseLimits
 }
+
+// ProfileLimits are the Agent Profile service's limits: the field limits of
+// Agent Profile 4.2 (host/proto/profile.Limits, promoted) and the
+// service's body, page and quota limits.
+type ProfileLimits = profile.Limits
+
+// DiscourseLimits are the Agent Discourse host's quotas and serving
+// parameters.
+type DiscourseLimits = discourse.Limits
+
+// DefaultProfileLimits returns the profile service's default limits.
+func DefaultProfileLimits() ProfileLimits { return profile.DefaultLimits() }
+
+// DefaultDiscourseLimits returns the Discourse host's default limits.
+func DefaultDiscourseLimits() DiscourseLimits { return discourse.DefaultLimits() }

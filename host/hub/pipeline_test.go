@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"apconnect/host/hub"
-	"apconnect/host/hub/hubhttp"
 	"apconnect/host/hub/hubtest"
+	"apconnect/host/hub/internal/hubhttp"
 	"apconnect/host/identity"
 )
 

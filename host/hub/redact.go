@@ -6,8 +6,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"apconnect/host/hub/discourse"
-	"apconnect/host/hub/hubdb"
+	"apconnect/host/hub/internal/discourse"
+	"apconnect/host/hub/internal/hubdb"
+	"apconnect/host/hub/internal/hubsvc"
 )
 
 // Redaction reports what Redact did.
@@ -22,7 +23,7 @@ func Redact(ctx context.Context, dataDir, roomID string, seq int64) (*Redaction,
 	if _, err := os.Stat(filepath.Join(dataDir, hubdb.FileName)); err != nil {
 		return nil, fmt.Errorf("no hub database in %s: %w", dataDir, err)
 	}
-	db, err := hubdb.Open(ctx, dataDir)
+	db, err := hubdb.Open(ctx, dataDir, hubsvc.Groups(services(Options{NoExternalPacks: true}))...)
 	if err != nil {
 		return nil, err
 	}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"apconnect/host/hub/hubdb"
-	"apconnect/host/hub/hubhttp"
+	"apconnect/host/hub/internal/hubdb"
+	"apconnect/host/hub/internal/hubhttp"
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"
 )

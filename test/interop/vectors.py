@@ -65,7 +65,7 @@ from sdkref import registry, verdict
 
 IDENTITY = json.loads((REPO / "host/identity/testdata/agent-identity-1.0.vectors.json").read_text())
 DISCOURSE = json.loads((REPO / "host/proto/adp/testdata/1.0.vectors.json").read_text())
-PROFILE = json.loads((REPO / "host/hub/testdata/agent-profile-1.0.vectors.json").read_text())
+PROFILE = json.loads((REPO / "host/proto/profile/testdata/agent-profile-1.0.vectors.json").read_text())
 
 CREATOR = AgentSigner.from_seed(bytes.fromhex(DISCOURSE["seeds"]["creator"]))
 MEMBER = AgentSigner.from_seed(bytes.fromhex(DISCOURSE["seeds"]["member"]))

@@ -51,17 +51,41 @@ var layers = [][]string{
 // within lists the imports allowed inside one layer: importer → imported.
 var within = map[string][]string{
 	"host/schemaerr": {"host/text"},
-	// The hub's own order: hubdb < hubhttp < discourse, profile < hub < hubtest.
-	"host/hub/hubhttp":                      {"host/hub/hubdb"},
-	"host/hub/discourse":                    {"host/hub/hubdb", "host/hub/hubhttp"},
-	"host/hub/profile":                      {"host/hub/hubdb", "host/hub/hubhttp"},
-	"host/hub":                              {"host/hub/hubdb", "host/hub/hubhttp", "host/hub/discourse", "host/hub/profile"},
+	// The hub's own order: hubdb < hubhttp < hubsvc < each service < hub <
+	// hubtest. A service (any other host/hub/internal/X) imports the
+	// plumbing only, never another service; host/hub imports the plumbing
+	// and every service (mayImportWithin).
+	"host/hub/internal/hubhttp":             {"host/hub/internal/hubdb"},
+	"host/hub/internal/hubsvc":              {"host/hub/internal/hubdb", "host/hub/internal/hubhttp"},
 	"host/hub/hubtest":                      {"host/hub"},
 	"host/mcpserver/internal/gendocs":       {"host/mcpserver"},
 	"host/connector/internal/connectortest": {"host/connector"},
 	"host/plugin/plugintest":                {"host/plugin"},
 	"host/plugin/internal/precompile":       {"host/plugin"},
 	"examples/demo":                         {"examples/demo/scenario"},
+}
+
+// hubPlumbing are the hub's shared packages; every other package under
+// host/hub/internal/ is a service.
+var hubPlumbing = []string{"host/hub/internal/hubdb", "host/hub/internal/hubhttp", "host/hub/internal/hubsvc"}
+
+// hubService reports whether path is a hub service package.
+func hubService(path string) bool {
+	return strings.HasPrefix(path, "host/hub/internal/") && !slices.Contains(hubPlumbing, path)
+}
+
+// mayImportWithin reports whether from may import to of its own layer:
+// what within lists, and for the hub's services the rule that needs no
+// entry per service (a service imports the plumbing; host/hub imports the
+// plumbing and the services).
+func mayImportWithin(from, to string) bool {
+	switch {
+	case hubService(from):
+		return slices.Contains(hubPlumbing, to)
+	case from == "host/hub":
+		return slices.Contains(hubPlumbing, to) || hubService(to)
+	}
+	return slices.Contains(within[from], to)
 }
 
 // testPeers are what any test may use, whatever its layer: the real peers
@@ -76,8 +100,6 @@ var denied = map[string][]string{
 	// The MCP surface reads state through the engine, never around it.
 	"host/mcpserver": {"host/store", "host/config", "host/client", "host/room", "host/proto/adp", "host/proto/profile",
 		"host/proto/mail", "host/proto/knowledge", "host/proto/delegation"},
-	// The binary uses the hub's API, not its internals.
-	"cmd/apconnect": {"host/hub/discourse", "host/hub/hubdb", "host/hub/hubhttp", "host/hub/profile"},
 }
 
 type pkg struct {
@@ -145,6 +167,9 @@ func TestLayering(t *testing.T) {
 				switch {
 				case lt < 0:
 					t.Errorf("%s imports %s, which is in no layer", from, to)
+				case strings.HasPrefix(to, "host/hub/internal/") && !strings.HasPrefix(from, "host/hub/") && from != "host/hub":
+					// The compiler enforces it too; the message says why.
+					t.Errorf("%s imports %s: nothing outside the hub uses its internals (its services and their plumbing); use host/hub, host/hub/hubtest or a rules package under host/proto", from, to)
 				case slices.Contains(denied[from], to) && !test:
 					t.Errorf("%s must not import %s", from, to)
 				case test:
@@ -154,7 +179,7 @@ func TestLayering(t *testing.T) {
 						t.Errorf("a test of %s (layer %d) imports %s (layer %d): a back-arrow", from, lf, to, lt)
 					}
 				case lt == lf:
-					if !slices.Contains(within[from], to) {
+					if !mayImportWithin(from, to) {
 						t.Errorf("%s imports %s of its own layer (%d): not allowed", from, to, lf)
 					}
 				case lt > lf:

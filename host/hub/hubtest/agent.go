@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"apconnect/host/identity"
+	"apconnect/host/proto/profile"
 )
 
 // Agent is a test agent: an Ed25519 key and its Agent ID. Its helpers fail
@@ -73,7 +74,7 @@ func (a *Agent) ProfileUpdate(t testing.TB, now time.Time, nonce int64, payload 
 		t.Fatalf("hubtest: payload: %v", err)
 	}
 	return a.SignJSON(t, identity.Event{
-		Protocol: identity.ProtocolProfile, Type: "profile.update",
+		Protocol: profile.Protocol, Type: profile.TypeUpdate,
 		CreatedAt: now.UnixMilli(), Nonce: nonce, Payload: p,
 	})
 }

@@ -2,7 +2,10 @@
 // connector's per-agent state and the hub's) the one way that works under
 // concurrency — a single-connection writer whose transactions begin
 // IMMEDIATE, a read-only pool, WAL, every pragma in the DSN — and applies
-// forward-only schema migrations.
+// forward-only schema migrations: one history per database (Migrate), or
+// several independent named histories in one database, one per module
+// (MigrateGroups, which also maps a database's older single history onto
+// its groups once).
 //
 // Deferred transactions that read and then write fail with SQLITE_BUSY even
 // with a busy timeout, and a pragma set with Exec reaches only one pooled

@@ -33,13 +33,6 @@ var delegationKinds = map[string]func(json.RawMessage) (any, error){
 	"controller_challenge_ok": controllerChallengeVerify,
 }
 
-// addDelegationKinds merges delegationKinds into kinds (main calls it).
-func addDelegationKinds() {
-	for k, fn := range delegationKinds {
-		kinds[k] = fn
-	}
-}
-
 // dcode is "ok" for nil, else the error's stable code.
 func dcode(err error) string {
 	if err == nil {

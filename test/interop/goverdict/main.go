@@ -5,7 +5,7 @@
 //
 // It exists so test/interop/test_vectors.py can put the same inputs
 // through the reference SDK (agent-protocols 0.12.6) and through
-// host/identity, host/proto/adp and host/hub/profile, and compare the verdicts
+// host/identity, host/proto/adp and host/proto/profile, and compare the verdicts
 // case by case. A verdict has the shape the Python side uses: true/false,
 // "ok" or an error code, or a small object. An input this program cannot
 // read is reported as {"error": "..."} for that case, never as a verdict.
@@ -14,15 +14,16 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"time"
 
-	"apconnect/host/hub/hubhttp"
-	"apconnect/host/hub/profile"
 	"apconnect/host/identity"
 	"apconnect/host/proto/adp"
+	"apconnect/host/proto/profile"
 )
 
 type testCase struct {
@@ -65,7 +66,9 @@ var kinds = map[string]func(json.RawMessage) (any, error){
 }
 
 func main() {
-	addDelegationKinds()
+	for _, protocol := range []map[string]func(json.RawMessage) (any, error){mailKinds, knowledgeKinds, delegationKinds} {
+		maps.Copy(kinds, protocol)
+	}
 	data, err := io.ReadAll(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "goverdict: read stdin:", err)
@@ -118,7 +121,9 @@ func strict(raw json.RawMessage) (any, error) {
 	return v, nil
 }
 
-// code is "ok" for nil, else the error's stable code.
+// code is "ok" for nil, else the error's stable code: an *adp.Error's or
+// an *identity.Error's (every rules package returns one), and
+// invalid_request for a strict-JSON failure no rule wrapped.
 func code(err error) string {
 	if err == nil {
 		return "ok"
@@ -126,8 +131,9 @@ func code(err error) string {
 	if c := adp.ErrorCode(err); c != "" {
 		return c
 	}
-	if e := hubhttp.AsError(err); e != nil {
-		return e.Code
+	var je *identity.JSONError
+	if errors.As(err, &je) {
+		return identity.CodeInvalidRequest
 	}
 	return "uncoded: " + err.Error()
 }
