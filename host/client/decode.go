@@ -117,7 +117,7 @@ func roomFromValue(v any, out any, rr *RoomResource, pointer string) error {
 
 // checkRoom checks the formats of a decoded room resource.
 func checkRoom(out *RoomResource, pointer string) error {
-	if !identity.ValidRoomID(out.ID) {
+	if !adp.ValidRoomID(out.ID) {
 		return fmt.Errorf("%s/id: invalid room id", pointer)
 	}
 	if out.Hash != "" && !validHash(out.Hash) {
@@ -158,7 +158,7 @@ func joinRequestFromValue(v any, roomID, pointer string) (*JoinRequest, error) {
 		return nil, fmt.Errorf("%s/request: missing", pointer)
 	}
 	ev := jr.Request.Event
-	if jr.Request.Hash != jr.ID || ev.Type != adp.TypeJoinRequest || ev.RoomID == nil || *ev.RoomID != roomID {
+	if jr.Request.Hash != jr.ID || ev.Type != adp.TypeJoinRequest || adp.RoomOf(&ev) != roomID {
 		return nil, fmt.Errorf("%s/request: not the room.join.request %s of room %s", pointer, jr.ID, roomID)
 	}
 	switch jr.Status {

@@ -149,8 +149,8 @@ func TestJoinRequestDecoding(t *testing.T) {
 	f.discovery(nil)
 	bob := testSigner("bob")
 	room := fixtureRoom
-	req := signEv(t, bob, identity.Event{Type: adp.TypeJoinRequest, CreatedAt: fixtureT0, Nonce: fixtureT0, RoomID: &room,
-		Payload: jsonValue(t, map[string]any{"role": "speaker", "reason": "hi"})})
+	req := signEv(t, bob, identity.Event{Type: adp.TypeJoinRequest, CreatedAt: fixtureT0, Nonce: fixtureT0,
+		Payload: jsonValue(t, map[string]any{"role": "speaker", "reason": "hi"}), Fields: adp.Fields{RoomID: room}.Map()})
 	resource := func(edit func(m map[string]any)) map[string]any {
 		m := map[string]any{"id": req.Hash, "request": req.Value(), "status": "pending", "expires_at": fixtureT0 + 1000,
 			"reviewed_by": nil, "reviewed_at": nil, "review_event_id": nil}

@@ -1,14 +1,13 @@
 package client
 
 import (
+	"apconnect/host/proto/adp"
 	"apconnect/host/text"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-
-	"apconnect/host/identity"
 )
 
 // discovery returns the cached discovery document, reading it when none is
@@ -80,7 +79,7 @@ func (h *Host) roomsURL(ctx context.Context) (string, error) {
 
 // roomURL is the rooms endpoint extended with the (checked) room id.
 func (h *Host) roomURL(ctx context.Context, roomID string) (string, error) {
-	if !identity.ValidRoomID(roomID) {
+	if !adp.ValidRoomID(roomID) {
 		return "", fmt.Errorf("client: invalid room id %q", text.Truncate(roomID, 64))
 	}
 	rooms, err := h.roomsURL(ctx)

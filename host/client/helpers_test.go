@@ -181,9 +181,7 @@ func chain(t *testing.T, origin string, n int) []*adp.Record {
 		seq, hash := prev.Seq, prev.Hash
 		env := signEv(t, alice, identity.Event{
 			Type: adp.TypeMessageCreate, CreatedAt: fixtureT0 + int64(i)*1000, Nonce: fixtureT0 + int64(i)*1000,
-			RoomID: &room, BaseSeq: &seq, BaseHash: &hash,
-			Payload: jsonValue(t, map[string]any{"content_type": "text/plain", "content": strings.Repeat("x", i)}),
-		})
+			Payload: jsonValue(t, map[string]any{"content_type": "text/plain", "content": strings.Repeat("x", i)}), Fields: adp.Fields{RoomID: room, Base: &adp.Link{Seq: seq, Hash: hash}}.Map()})
 		r, err := adp.NewRecord(fixtureRoom, prev.Link(), fixtureT0+int64(i)*1000+1, env)
 		if err != nil {
 			t.Fatal(err)
@@ -195,7 +193,7 @@ func chain(t *testing.T, origin string, n int) []*adp.Record {
 
 func signEv(t *testing.T, s identity.Signer, ev identity.Event) *identity.Envelope {
 	t.Helper()
-	ev.Protocol = identity.ProtocolDiscourse
+	ev.Protocol = adp.Protocol
 	ev.Actor = s.AgentID()
 	env, err := identity.SignEvent(s, ev)
 	if err != nil {

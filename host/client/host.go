@@ -7,6 +7,7 @@ import (
 
 	"apconnect/host/identity"
 	"apconnect/host/internal/logthrottle"
+	"apconnect/host/proto/adp"
 )
 
 // Discovery names of the two protocols.
@@ -29,7 +30,7 @@ type Host struct {
 // is ever followed. signer may be nil: the Host then reads anonymously and
 // refuses operations that need a request JWT with ErrNoSigner.
 func NewHost(origin string, hc *http.Client, signer identity.Signer, opts Options) (*Host, error) {
-	svc, err := newService(origin, hc, DiscoveryADP, identity.ProtocolDiscourse, opts)
+	svc, err := newService(origin, hc, DiscoveryADP, adp.Protocol, opts)
 	if err != nil {
 		return nil, err
 	}

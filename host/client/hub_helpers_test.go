@@ -9,6 +9,7 @@ import (
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/hub/tlsca"
 	"apconnect/host/identity"
+	"apconnect/host/proto/profile"
 )
 
 // realHub starts the real local hub over HTTPS and returns it with an
@@ -37,6 +38,6 @@ func profileUpdate(t *testing.T, a *hubtest.Agent, now time.Time, nonce int64, n
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a.Sign(t, identity.Event{Protocol: identity.ProtocolProfile, Type: "profile.update",
+	return a.Sign(t, identity.Event{Protocol: profile.Protocol, Type: "profile.update",
 		CreatedAt: now.UnixMilli(), Nonce: nonce, Payload: v})
 }

@@ -47,7 +47,7 @@ func (a *e2eAgent) sign(t *testing.T, ev identity.Event) *identity.Envelope {
 		t.Fatal(err)
 	}
 	a.last = n
-	ev.Protocol, ev.CreatedAt, ev.Nonce = identity.ProtocolDiscourse, now, n
+	ev.Protocol, ev.CreatedAt, ev.Nonce = adp.Protocol, now, n
 	return a.Sign(t, ev)
 }
 
@@ -55,7 +55,7 @@ func (a *e2eAgent) sign(t *testing.T, ev identity.Event) *identity.Envelope {
 func (a *e2eAgent) roomEvent(t *testing.T, roomID, typ string, base adp.Link, payload map[string]any) *identity.Envelope {
 	t.Helper()
 	seq, hash := base.Seq, base.Hash
-	return a.sign(t, identity.Event{Type: typ, RoomID: &roomID, BaseSeq: &seq, BaseHash: &hash, Payload: jsonValue(t, payload)})
+	return a.sign(t, identity.Event{Type: typ, Payload: jsonValue(t, payload), Fields: adp.Fields{RoomID: roomID, Base: &adp.Link{Seq: seq, Hash: hash}}.Map()})
 }
 
 // createRoom creates a room with the given visibility (and extra payload
@@ -132,8 +132,8 @@ func TestHubRoomLifecycle(t *testing.T) {
 
 	// a replayed nonce: nonce_not_greater with Max-Seen-Nonce
 	var se *Error
-	replay := alice.Sign(t, identity.Event{Protocol: identity.ProtocolDiscourse, Type: adp.TypeMessageCreate, CreatedAt: alice.clock.Now().UnixMilli(),
-		Nonce: alice.last - 1, RoomID: &roomID, BaseSeq: ptr(r1.Record.Seq), BaseHash: ptr(r1.Record.Hash), Payload: jsonValue(t, message("replay"))})
+	replay := alice.Sign(t, identity.Event{Protocol: adp.Protocol, Type: adp.TypeMessageCreate, CreatedAt: alice.clock.Now().UnixMilli(),
+		Nonce: alice.last - 1, Payload: jsonValue(t, message("replay")), Fields: adp.Fields{RoomID: roomID, Base: &adp.Link{Seq: r1.Record.Seq, Hash: r1.Record.Hash}}.Map()})
 	_, err = alice.host.Submit(ctx, roomID, replay)
 	if !errors.As(err, &se) || se.Code != identity.CodeNonceNotGreater || se.MaxSeenNonce == "" {
 		t.Fatalf("replayed nonce: %v", err)
@@ -333,8 +333,8 @@ func TestHubLive(t *testing.T) {
 	}
 
 	// carol asks to join; the reviewer's stream gets room.join_request
-	req := carol.sign(t, identity.Event{Type: adp.TypeJoinRequest, RoomID: &roomID,
-		Payload: jsonValue(t, map[string]any{"role": "observer", "perspective": "tester", "reason": "curious"})})
+	req := carol.sign(t, identity.Event{Type: adp.TypeJoinRequest,
+		Payload: jsonValue(t, map[string]any{"role": "observer", "perspective": "tester", "reason": "curious"}), Fields: adp.Fields{RoomID: roomID}.Map()})
 	jr, err := carol.host.SubmitJoinRequest(ctx, roomID, req)
 	if err != nil {
 		t.Fatal(err)

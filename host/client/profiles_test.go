@@ -9,6 +9,7 @@ import (
 
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"
+	"apconnect/host/proto/profile"
 )
 
 // The profile client runs against the real hub's Agent Profile service.
@@ -24,7 +25,7 @@ func TestHubProfiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Protocol != identity.ProtocolProfile || d.Endpoint("profiles") != h.Origin()+"/v1/profiles" || !d.Has("batch-read") {
+	if d.Protocol != profile.Protocol || d.Endpoint("profiles") != h.Origin()+"/v1/profiles" || !d.Has("batch-read") {
 		t.Fatalf("discovery %+v", d)
 	}
 

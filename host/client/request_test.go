@@ -320,8 +320,7 @@ func TestSubmitReturnsRecordAndMaxSeenNonce(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	// A record committing to another envelope is refused.
-	other := signEv(t, testSigner("alice"), identity.Event{Type: adp.TypeMessageCreate, CreatedAt: fixtureT0, Nonce: 5,
-		RoomID: ptr(fixtureRoom), BaseSeq: ptr(int64(1)), BaseHash: ptr(recs[0].Hash), Payload: jsonValue(t, map[string]any{"text": "other"})})
+	other := signEv(t, testSigner("alice"), identity.Event{Type: adp.TypeMessageCreate, CreatedAt: fixtureT0, Nonce: 5, Payload: jsonValue(t, map[string]any{"text": "other"}), Fields: adp.Fields{RoomID: fixtureRoom, Base: &adp.Link{Seq: int64(1), Hash: recs[0].Hash}}.Map()})
 	_, err = h.Submit(ctxT(t), fixtureRoom, other)
 	var re *ResponseError
 	if !errors.As(err, &re) || !strings.Contains(err.Error(), "not the submitted") {

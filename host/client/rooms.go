@@ -45,7 +45,7 @@ func (h *Host) CreateRoom(ctx context.Context, env *identity.Envelope) (*CreateR
 	}
 	r.Raw = obj
 	r.MaxSeenNonce = resp.header.Get(HeaderMaxSeenNonce)
-	if !identity.ValidRoomID(r.ID) {
+	if !adp.ValidRoomID(r.ID) {
 		return nil, bad(http.MethodPost, u, resp.status, fmt.Errorf("/id: invalid room id %q", text.Truncate(r.ID, 64)))
 	}
 	if _, err := r.Record(env); err != nil {

@@ -16,6 +16,7 @@ import (
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/hub/internal/hubhttp"
 	"apconnect/host/identity"
+	"apconnect/host/proto/profile"
 )
 
 // probeProtocol stands in for a second protocol (ADP later) to show that
@@ -108,7 +109,7 @@ func TestEnvelopeRejections(t *testing.T) {
 	}()
 	resign := func(ev identity.Event) []byte { return a.SignJSON(t, ev) }
 	payload, _ := identity.ParseStrict([]byte(payloadFor(a, "ok")))
-	base := identity.Event{Protocol: identity.ProtocolProfile, Type: "profile.update", CreatedAt: h.Now().UnixMilli(), Nonce: 1, Payload: payload}
+	base := identity.Event{Protocol: profile.Protocol, Type: "profile.update", CreatedAt: h.Now().UnixMilli(), Nonce: 1, Payload: payload}
 
 	for _, c := range []struct {
 		name   string
@@ -120,7 +121,10 @@ func TestEnvelopeRejections(t *testing.T) {
 		{"duplicate member", []byte(strings.Replace(string(good), `"hash":`, `"hash":"x","hash":`, 1)), 400, identity.CodeInvalidEvent},
 		{"unpaired surrogate", []byte(strings.Replace(string(good), `"name":"ok"`, `"name":"\ud800"`, 1)), 400, identity.CodeInvalidEvent},
 		{"unknown envelope field", mutate(func(m map[string]any) { m["x"] = 1 }), 400, identity.CodeInvalidEvent},
-		{"unknown event field", mutate(func(m map[string]any) { m["event"].(map[string]any)["room_id"] = "r" }), 400, identity.CodeInvalidEvent},
+		// A field added after signing breaks the hash; a signed one the
+		// protocol does not define is refused by its rules.
+		{"unsigned event field", mutate(func(m map[string]any) { m["event"].(map[string]any)["room_id"] = "r" }), 400, identity.CodeInvalidEventHash},
+		{"unknown event field", func() []byte { ev := base; ev.Fields = map[string]any{"room_id": "r"}; return resign(ev) }(), 400, identity.CodeInvalidEvent},
 		{"nonce zero", mutate(func(m map[string]any) { m["event"].(map[string]any)["nonce"] = 0 }), 400, identity.CodeInvalidEvent},
 		{"hash mismatch", mutate(func(m map[string]any) { m["event"].(map[string]any)["nonce"] = 2 }), 400, identity.CodeInvalidEventHash},
 		{"signature by another key", mutate(func(m map[string]any) { m["signature"] = otherSig }), 400, identity.CodeInvalidSignature},
@@ -131,7 +135,7 @@ func TestEnvelopeRejections(t *testing.T) {
 		}), 400, identity.CodeInvalidActor},
 		{"wrong protocol", resign(func() identity.Event { e := base; e.Protocol = "agent-profile/2.0"; return e }()), 400, identity.CodeInvalidEvent},
 		{"wrong type", resign(func() identity.Event { e := base; e.Type = "profile.delete"; return e }()), 400, identity.CodeInvalidEvent},
-		{"payload not an object", signRaw(a, map[string]any{"protocol": identity.ProtocolProfile, "type": "profile.update",
+		{"payload not an object", signRaw(a, map[string]any{"protocol": profile.Protocol, "type": "profile.update",
 			"actor": a.ID, "created_at": base.CreatedAt, "nonce": 1, "payload": []any{}}), 400, identity.CodeInvalidEvent},
 	} {
 		t.Run(c.name, func(t *testing.T) {

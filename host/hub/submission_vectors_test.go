@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"apconnect/host/hub/hubtest"
 	"apconnect/host/hub/internal/hubdb"
 	"apconnect/host/hub/internal/hubhttp"
-	"apconnect/host/hub/hubtest"
 	"apconnect/host/identity"
+	"apconnect/host/proto/profile"
 )
 
 // submissionVectors is the submissions section of the Agent Identity
@@ -85,7 +86,7 @@ func TestReplayBoundaryCoversTheLastLiveMillisecond(t *testing.T) {
 	clock := hubtest.NewClock(accepted)
 	p, db := barePipeline(t, clock, window)
 	a := hubtest.NewAgent(7)
-	body := a.SignJSON(t, identity.Event{Protocol: identity.ProtocolProfile, Type: "profile.update", CreatedAt: created.UnixMilli(),
+	body := a.SignJSON(t, identity.Event{Protocol: profile.Protocol, Type: "profile.update", CreatedAt: created.UnixMilli(),
 		Nonce: created.UnixMilli(), Payload: map[string]any{"id": a.ID, "name": "Boundary"}})
 	ctx := context.Background()
 	submit := func() string {

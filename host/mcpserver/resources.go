@@ -145,7 +145,7 @@ func parseURI(uri string) (resourceKind, string, bool) {
 		return "", "", false
 	}
 	roomID, sub, _ := strings.Cut(rest, "/")
-	if !identity.ValidRoomID(roomID) {
+	if !discourse.ValidRoomID(roomID) {
 		return "", "", false
 	}
 	switch sub {

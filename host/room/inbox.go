@@ -88,8 +88,9 @@ func (p *Processor) inboxFor(wasMember bool, rec *adp.Record, item *TimelineItem
 		it.Message["type"] = ev.Type
 		return it
 	}
+	mentions := adp.MentionsOf(ev)
 	mentioned := false
-	for _, m := range ev.Mentions {
+	for _, m := range mentions {
 		if m == p.Self {
 			mentioned = true
 		}
@@ -105,7 +106,7 @@ func (p *Processor) inboxFor(wasMember bool, rec *adp.Record, item *TimelineItem
 			return append(out, it)
 		}
 	case TypeSteerCreate:
-		if steersSelf(p.Self, wasMember, payload, ev.Mentions, mentioned) {
+		if steersSelf(p.Self, wasMember, payload, mentions, mentioned) {
 			return append(out, mk(KindSteer, PriorityHigh, "steer", item.Summary, true, ToolSendMessage))
 		}
 	case adp.TypeRoleUpdate:

@@ -235,8 +235,8 @@ func TestMembersRemovalBanAndInbox(t *testing.T) {
 
 func TestJoinReviewApprovalInbox(t *testing.T) {
 	c := roomtest.NewChain(t, host, "room1", alice, map[string]any{"visibility": "private"})
-	req := c.Sign(t, bob, identity.Event{Type: adp.TypeJoinRequest, RoomID: &c.RoomID,
-		Payload: roomtest.Value(t, map[string]any{"role": "speaker", "perspective": "reviewer"})})
+	req := c.Sign(t, bob, identity.Event{Type: adp.TypeJoinRequest,
+		Payload: roomtest.Value(t, map[string]any{"role": "speaker", "perspective": "reviewer"}), Fields: adp.Fields{RoomID: c.RoomID}.Map()})
 	c.Add(t, alice, adp.TypeJoinReview, map[string]any{"request": req.Value(), "decision": "approve", "role": "speaker"})
 	res := mustProcess(t, proc(bob.ID), nil, c.Records)
 	in := res.Applied[1].Inbox

@@ -200,8 +200,8 @@ func NewTimelineItem(rec *adp.Record, reg adp.Registry) TimelineItem {
 	ev := &rec.Envelope.Event
 	it.Actor = ev.Actor
 	it.CreatedAt = ev.CreatedAt
-	if ev.Mentions != nil {
-		it.Mentions = append(it.Mentions, ev.Mentions...)
+	if ms := adp.MentionsOf(ev); ms != nil {
+		it.Mentions = append(it.Mentions, ms...)
 	}
 	p, _ := ev.Payload.(map[string]any)
 	if raw, err := json.Marshal(p); err == nil {

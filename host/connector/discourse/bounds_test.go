@@ -54,7 +54,7 @@ func newEndlessHost(t *testing.T) *endlessHost {
 	t.Cleanup(e.srv.Close)
 	payload := map[string]any{"host": e.srv.URL, "topic": "Never ends", "visibility": "public",
 		"start_time": e.start, "end_time": e.start + 24*3600_000}
-	env := e.creator.Sign(t, identity.Event{Protocol: identity.ProtocolDiscourse, Type: adp.TypeRoomCreate, CreatedAt: e.start, Nonce: e.start, Payload: hubtest.JSONValue(t, payload)})
+	env := e.creator.Sign(t, identity.Event{Protocol: adp.Protocol, Type: adp.TypeRoomCreate, CreatedAt: e.start, Nonce: e.start, Payload: hubtest.JSONValue(t, payload)})
 	rec, err := adp.NewRecord(e.roomID, adp.Link{}, e.start, env)
 	if err != nil {
 		t.Fatal(err)
@@ -81,9 +81,8 @@ func (e *endlessHost) add(rec *adp.Record) {
 func (e *endlessHost) upTo(seq int64) {
 	for int64(len(e.records)) < seq {
 		n := int64(len(e.records)) + 1
-		ev := identity.Event{Protocol: identity.ProtocolDiscourse, Type: adp.TypeMessageCreate, CreatedAt: e.start + n, Nonce: e.start + n,
-			Payload: map[string]any{"content_type": "text/plain", "content": "again " + strconv.FormatInt(n, 10)},
-			RoomID:  &e.roomID, BaseSeq: &e.genesis.Seq, BaseHash: &e.genesis.Hash}
+		ev := identity.Event{Protocol: adp.Protocol, Type: adp.TypeMessageCreate, CreatedAt: e.start + n, Nonce: e.start + n,
+			Payload: map[string]any{"content_type": "text/plain", "content": "again " + strconv.FormatInt(n, 10)}, Fields: adp.Fields{RoomID: e.roomID, Base: &adp.Link{Seq: e.genesis.Seq, Hash: e.genesis.Hash}}.Map()}
 		env := e.creator.Sign(e.t, ev)
 		rec, err := adp.NewRecord(e.roomID, e.last, e.start+n, env)
 		if err != nil {

@@ -37,3 +37,6 @@ const (
 
 // SessionID identifies the MCP session a call comes from.
 type SessionID = engine.SessionID
+
+// ValidRoomID reports whether id is a syntactically valid room id (ADP 6.1).
+func ValidRoomID(id string) bool { return adp.ValidRoomID(id) }

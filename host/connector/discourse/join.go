@@ -291,8 +291,7 @@ func (c *Module) directJoinFromResource(ctx context.Context, rr *roomRef, role a
 	if err != nil {
 		return false, nil, engine.Wrap(err)
 	}
-	ev := identity.Event{Protocol: identity.ProtocolDiscourse, Type: adp.TypeRoomJoin, Actor: c.Self, CreatedAt: c.NowMS(), Payload: pv,
-		RoomID: engine.Ptr(rr.roomID), BaseSeq: engine.Ptr(anchor.Seq), BaseHash: engine.Ptr(anchor.Hash)}
+	ev := adp.NewEvent(adp.TypeRoomJoin, c.Self, c.NowMS(), pv, adp.Fields{RoomID: rr.roomID, Base: &anchor})
 	sent, err := engine.Submit(c.Engine, ctx, engine.Write{Kind: OutboxRoomEvent, Origin: rr.h.origin, Capability: capability.DiscourseWrite,
 		Event: ev, Ref: rr.roomID, BaseSeq: anchor.Seq}, func(ctx context.Context, env *identity.Envelope) (*adp.Record, error) {
 		res, err := rr.h.client.Submit(ctx, rr.roomID, env)
@@ -330,8 +329,7 @@ func (c *Module) requestJoin(ctx context.Context, rr *roomRef, in RoomJoinInput)
 	if err != nil {
 		return nil, engine.Invalid("join request: %v", err)
 	}
-	ev := identity.Event{Protocol: identity.ProtocolDiscourse, Type: adp.TypeJoinRequest, Actor: c.Self, CreatedAt: c.NowMS(),
-		Payload: pv, RoomID: engine.Ptr(rr.roomID)}
+	ev := adp.NewEvent(adp.TypeJoinRequest, c.Self, c.NowMS(), pv, adp.Fields{RoomID: rr.roomID})
 	sent, err := engine.Submit(c.Engine, ctx, engine.Write{Kind: OutboxJoinRequest, Origin: rr.h.origin, Capability: capability.DiscourseWrite,
 		Event: ev, Ref: rr.roomID}, func(ctx context.Context, env *identity.Envelope) (*client.JoinRequestResult, error) {
 		return rr.h.client.SubmitJoinRequest(ctx, rr.roomID, env)

@@ -12,7 +12,6 @@ import (
 	"apconnect/host/client"
 	"apconnect/host/config"
 	"apconnect/host/engine"
-	"apconnect/host/identity"
 	"apconnect/host/plugin"
 	"apconnect/host/proto/adp"
 	"apconnect/host/room"
@@ -42,7 +41,7 @@ const (
 )
 
 // Protocol is the protocol this module speaks.
-const Protocol = identity.ProtocolDiscourse
+const Protocol = adp.Protocol
 
 // Options configure the module.
 type Options struct {

@@ -518,7 +518,7 @@ func (c *Module) watch(ctx context.Context, h *hostState, r *adp.Room, applied [
 			ev := &rec.Envelope.Event
 			payload, _ := json.Marshal(ev.Payload)
 			recs = append(recs, plugin.Record{Seq: rec.Seq, EventID: rec.EnvelopeHash(), Type: ev.Type, Actor: ev.Actor,
-				CreatedAt: ev.CreatedAt, AcceptedAt: rec.AcceptedAt, Mentions: ev.Mentions, Payload: payload})
+				CreatedAt: ev.CreatedAt, AcceptedAt: rec.AcceptedAt, Mentions: adp.MentionsOf(ev), Payload: payload})
 		}
 		if len(recs) == 0 {
 			continue

@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"apconnect/host/engine"
-	"apconnect/host/identity"
 	"apconnect/host/proto/adp"
 	"apconnect/host/room"
 	"apconnect/host/store"
@@ -117,7 +116,7 @@ type roomRef struct {
 // configured host when there is just one. With open, a room without
 // verified local state is synced from its host first.
 func (c *Module) resolve(ctx context.Context, host, roomID string, open bool) (*roomRef, error) {
-	if !identity.ValidRoomID(roomID) {
+	if !adp.ValidRoomID(roomID) {
 		return nil, engine.Invalid("room_id %q is not a valid room id", roomID)
 	}
 	rr := &roomRef{roomID: roomID}

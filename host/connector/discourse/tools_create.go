@@ -57,7 +57,7 @@ func (c *Module) RoomCreate(ctx context.Context, sess SessionID, in RoomCreateIn
 		return nil, engine.Invalid("room: %v", err)
 	}
 	now := c.Now()
-	ev := identity.Event{Protocol: identity.ProtocolDiscourse, Type: adp.TypeRoomCreate, Actor: c.Self, CreatedAt: now.UnixMilli(), Payload: pv}
+	ev := identity.Event{Protocol: adp.Protocol, Type: adp.TypeRoomCreate, Actor: c.Self, CreatedAt: now.UnixMilli(), Payload: pv}
 	if err := adp.CheckCreate(h.writeRules, &identity.Envelope{Event: ev}); err != nil {
 		return nil, localError(err)
 	}

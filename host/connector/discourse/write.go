@@ -73,8 +73,8 @@ func explicitBase(seq *int64, hash *string) (*adp.Link, error) {
 // checkMentions validates the mentions of a write: at most 32 unique Agent
 // IDs.
 func checkMentions(ms []string) error {
-	if len(ms) > identity.MaxMentions {
-		return engine.Invalid("at most %d mentions", identity.MaxMentions)
+	if len(ms) > adp.MaxMentions {
+		return engine.Invalid("at most %d mentions", adp.MaxMentions)
 	}
 	seen := map[string]bool{}
 	for _, m := range ms {
@@ -228,11 +228,11 @@ func (c *Module) write(ctx context.Context, req *writeRequest) (*WriteResult, er
 			}
 		}
 		now := c.Now()
-		ev := identity.Event{Protocol: identity.ProtocolDiscourse, Type: req.typ, Actor: c.Self, CreatedAt: now.UnixMilli(),
-			Payload: payload, RoomID: engine.Ptr(req.rr.roomID), BaseSeq: engine.Ptr(base.Seq), BaseHash: engine.Ptr(base.Hash)}
+		f := adp.Fields{RoomID: req.rr.roomID, Base: engine.Ptr(*base)}
 		if len(req.mentions) > 0 {
-			ev.Mentions = append([]string{}, req.mentions...)
+			f.Mentions = append([]string{}, req.mentions...)
 		}
+		ev := adp.NewEvent(req.typ, c.Self, now.UnixMilli(), payload, f)
 		if err := c.localCheck(ctx, h, key, st.Room, ev); err != nil {
 			return nil, err
 		}
@@ -326,7 +326,7 @@ func (c *Module) localCheck(ctx context.Context, h *hostState, key int64, r *adp
 			}
 		}
 		if verr := c.validate(ctx, h, key, r, plugin.Proposal{Type: ev.Type, Actor: c.Self, Payload: payload,
-			Mentions: ev.Mentions, References: refs}); verr != nil {
+			Mentions: adp.MentionsOf(&ev), References: refs}); verr != nil {
 			return verr
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"apconnect/host/engine"
-	"apconnect/host/identity"
+	proto "apconnect/host/proto/profile"
 	"apconnect/host/room"
 	"apconnect/host/text"
 	"apconnect/schemas"
@@ -17,8 +17,8 @@ import (
 // Protocol is the protocol this module speaks, and TypeProfileUpdate its
 // one event type.
 const (
-	Protocol          = identity.ProtocolProfile
-	TypeProfileUpdate = "profile.update"
+	Protocol          = proto.Protocol
+	TypeProfileUpdate = proto.TypeUpdate
 )
 
 // DefaultProfileTTL is how long a verified profile serves member views
@@ -32,7 +32,7 @@ const DefaultUpdatesPerMinute = 10
 // CodeStaleProfile: a profile service served an older profile than the one
 // pinned for that Agent ID (a smaller nonce, or the same nonce with another
 // envelope): a rollback, refused (0.12.6 stale_profile).
-const CodeStaleProfile = "stale_profile"
+const CodeStaleProfile = proto.CodeStaleProfile
 
 // maxProfileFetches bounds the profile fetches in flight for one call.
 const maxProfileFetches = 8

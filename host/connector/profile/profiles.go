@@ -13,6 +13,7 @@ import (
 	"apconnect/host/config"
 	"apconnect/host/engine"
 	"apconnect/host/identity"
+	proto "apconnect/host/proto/profile"
 	"apconnect/host/room"
 	"apconnect/host/store"
 )
@@ -184,25 +185,9 @@ func (c *Module) fetchProfile(ctx context.Context, svc, agentID string) (*store.
 }
 
 // profileFromEnvelope verifies a profile.update envelope of agentID and
-// materializes its document (Agent Profile 4, 6).
+// materializes its document (host/proto/profile), as the store pins it.
 func profileFromEnvelope(svc, agentID string, env *identity.Envelope, now int64) (*store.Profile, error) {
-	if err := env.Verify(); err != nil {
-		return nil, err
-	}
-	ev := &env.Event
-	payload, _ := ev.Payload.(map[string]any)
-	if ev.Protocol != identity.ProtocolProfile || ev.Type != "profile.update" || ev.Actor != agentID || payload == nil || payload["id"] != agentID {
-		return nil, engine.Errorf(identity.CodeInvalidEvent, "profile history of %s holds an envelope that is not its profile.update", agentID)
-	}
-	doc := map[string]any{}
-	for _, k := range []string{"id", "name", "description", "avatar_url", "provider", "capabilities", "service_endpoints", "links", "delegations", "extra"} {
-		if v, ok := payload[k]; ok {
-			doc[k] = v
-		}
-	}
-	doc["updated_at"] = ev.CreatedAt
-	doc["event_id"] = env.Hash
-	docJSON, err := json.Marshal(doc)
+	m, err := proto.Materialize(agentID, env)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +195,7 @@ func profileFromEnvelope(svc, agentID string, env *identity.Envelope, now int64)
 	if err != nil {
 		return nil, err
 	}
-	return &store.Profile{AgentID: agentID, Service: svc, Nonce: ev.Nonce, EventID: env.Hash, Document: docJSON, Envelope: envJSON, FetchedAt: now}, nil
+	return &store.Profile{AgentID: agentID, Service: svc, Nonce: m.Nonce, EventID: m.EventID, Document: m.Document, Envelope: envJSON, FetchedAt: now}, nil
 }
 
 // memberProfile is the descriptive view of a verified profile.

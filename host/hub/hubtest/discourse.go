@@ -30,17 +30,8 @@ func JSONValue(t testing.TB, v any) any {
 // room.create and room.join.request. payload is any JSON-encodable value.
 func (a *Agent) ADPEvent(t testing.TB, now time.Time, typ, roomID string, base *adp.Link, payload any) []byte {
 	t.Helper()
-	ev := identity.Event{
-		Protocol: identity.ProtocolDiscourse, Type: typ,
-		CreatedAt: now.UnixMilli(), Nonce: a.NextNonce(now), Payload: JSONValue(t, payload),
-	}
-	if roomID != "" {
-		ev.RoomID = &roomID
-	}
-	if base != nil {
-		seq, hash := base.Seq, base.Hash
-		ev.BaseSeq, ev.BaseHash = &seq, &hash
-	}
+	ev := adp.NewEvent(typ, "", now.UnixMilli(), JSONValue(t, payload), adp.Fields{RoomID: roomID, Base: base})
+	ev.Nonce = a.NextNonce(now)
 	return a.SignJSON(t, ev)
 }
 

@@ -7,8 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"testing"
-
-	"apconnect/host/identity"
 )
 
 // manifestFor is the current-layout manifest of the fixture's records: the

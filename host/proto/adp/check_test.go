@@ -241,7 +241,7 @@ func TestRoomCreate83(t *testing.T) {
 
 	t.Run("top-level room fields", func(t *testing.T) {
 		env := sign(t, "creator", identity.Event{Type: TypeRoomCreate, CreatedAt: t0, Payload: jsonValue(t, createPayload(nil))})
-		env.Event.RoomID = ptr(testRoom) // the identity layer refuses to sign this
+		env.Event.Fields = map[string]any{FieldRoomID: testRoom} // added after signing
 		wantCode(t, CheckCreate(newRules(), env), CodeInvalidEvent)
 	})
 
@@ -544,10 +544,8 @@ func TestMessage11(t *testing.T) {
 		{"accepted with references and mentions", nil, func(f *fixture) error {
 			first := f.must("alice", TypeMessageCreate, obj{"content_type": "text/plain", "content": "one"})
 			env := f.envelope("alice", identity.Event{
-				Type: TypeMessageCreate, RoomID: ptr(testRoom), BaseSeq: ptr(f.room.Head.Seq), BaseHash: ptr(f.room.Head.Hash),
-				Mentions: []string{agent("mod")},
-				Payload:  jsonValue(f.t, obj{"content_type": "text/markdown", "content": "two", "references": arr{first.EnvelopeHash()}}),
-			})
+				Type:    TypeMessageCreate,
+				Payload: jsonValue(f.t, obj{"content_type": "text/markdown", "content": "two", "references": arr{first.EnvelopeHash()}}), Fields: Fields{RoomID: testRoom, Base: &Link{Seq: f.room.Head.Seq, Hash: f.room.Head.Hash}, Mentions: []string{agent("mod")}}.Map()})
 			return f.submit(env)
 		}, ""},
 		{"json content object", nil, func(f *fixture) error {

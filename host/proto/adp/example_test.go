@@ -26,12 +26,13 @@ func ExampleVerifyArchive() {
 			panic(err)
 		}
 		nonce++
-		ev := identity.Event{Protocol: Protocol, Type: typ, Actor: signer.AgentID(),
-			CreatedAt: t0 + nonce, Nonce: nonce, Payload: v}
+		var f adp.Fields
 		if base != nil {
-			room := roomID
-			ev.RoomID, ev.BaseSeq, ev.BaseHash = &room, &base.Seq, &base.Hash
+			link := base.Link()
+			f = adp.Fields{RoomID: roomID, Base: &link}
 		}
+		ev := adp.NewEvent(typ, signer.AgentID(), t0+nonce, v, f)
+		ev.Nonce = nonce
 		env, err := identity.SignEvent(signer, ev)
 		if err != nil {
 			panic(err)
@@ -53,7 +54,7 @@ func ExampleVerifyArchive() {
 
 	url := host + "/v1/rooms/" + roomID
 	manifest := &adp.ArchiveManifest{
-		Protocol: Protocol, Type: "room.archive", RoomID: roomID, URL: url,
+		Protocol: adp.Protocol, Type: "room.archive", RoomID: roomID, URL: url,
 		GeneratedAt: t0 + 1000, LastSeq: msg.Seq, LastHash: msg.Hash,
 		Formats: map[string]string{"jsonl": url + "/archive.jsonl"},
 	}

@@ -88,7 +88,10 @@ func RoomOf(ev *identity.Event) string {
 func MentionsOf(ev *identity.Event) []string { return FieldsOf(ev).Mentions }
 
 // Set writes f into ev's fields, leaving out the absent members.
-func (f Fields) Set(ev *identity.Event) {
+func (f Fields) Set(ev *identity.Event) { ev.Fields = f.Map() }
+
+// Map returns f as an event's Fields (nil when every member is absent).
+func (f Fields) Map() map[string]any {
 	m := map[string]any{}
 	if f.RoomID != "" {
 		m[FieldRoomID] = f.RoomID
@@ -105,9 +108,9 @@ func (f Fields) Set(ev *identity.Event) {
 		m[FieldMentions] = list
 	}
 	if len(m) == 0 {
-		m = nil
+		return nil
 	}
-	ev.Fields = m
+	return m
 }
 
 // NewEvent builds an unsigned ADP event with its fields.

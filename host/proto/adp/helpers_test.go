@@ -152,9 +152,7 @@ func (f *fixture) event(name, typ string, payload any) *identity.Envelope {
 func (f *fixture) eventAt(name, typ string, payload any, base Link) *identity.Envelope {
 	f.t.Helper()
 	return f.envelope(name, identity.Event{
-		Type: typ, Payload: jsonValue(f.t, payload),
-		RoomID: ptr(testRoom), BaseSeq: ptr(base.Seq), BaseHash: ptr(base.Hash),
-	})
+		Type: typ, Payload: jsonValue(f.t, payload), Fields: Fields{RoomID: testRoom, Base: &Link{Seq: base.Seq, Hash: base.Hash}}.Map()})
 }
 
 func (f *fixture) options() CheckOptions {

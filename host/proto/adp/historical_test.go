@@ -51,9 +51,7 @@ func (rd *reader) read(name, typ string, payload any, base Link) (hostErr, readE
 	rd.t.Helper()
 	rd.nonce++
 	env := sign(rd.t, name, identity.Event{
-		Type: typ, CreatedAt: rd.now, Nonce: rd.nonce, Payload: jsonValue(rd.t, payload),
-		RoomID: ptr(testRoom), BaseSeq: ptr(base.Seq), BaseHash: ptr(base.Hash),
-	})
+		Type: typ, CreatedAt: rd.now, Nonce: rd.nonce, Payload: jsonValue(rd.t, payload), Fields: Fields{RoomID: testRoom, Base: &Link{Seq: base.Seq, Hash: base.Hash}}.Map()})
 	hostErr = rd.room.Check(rd.rules, env, rd.options())
 	rec, err := NewRecord(testRoom, rd.room.Last.Link(), rd.now, env)
 	if err != nil {

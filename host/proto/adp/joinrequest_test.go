@@ -11,7 +11,7 @@ import (
 // registers it with the fixture's host state as pending.
 func (f *fixture) joinRequest(name string, payload obj) *identity.Envelope {
 	f.t.Helper()
-	env := f.envelope(name, identity.Event{Type: TypeJoinRequest, RoomID: ptr(testRoom), Payload: jsonValue(f.t, payload)})
+	env := f.envelope(name, identity.Event{Type: TypeJoinRequest, Payload: jsonValue(f.t, payload), Fields: Fields{RoomID: testRoom}.Map()})
 	f.pending[env.Hash] = JoinRequestState{Status: JoinPending, ExpiresAt: f.room.JoinRequestExpiry(f.rules.Limits, f.now)}
 	return env
 }
@@ -51,7 +51,7 @@ func TestJoinRequest10(t *testing.T) {
 		}, ""},
 		{"request with a base", restricted, func(f *fixture) error {
 			env := f.joinRequest("bob", obj{"role": "speaker"})
-			env.Event.BaseSeq = ptr(int64(1))
+			env.Event.Fields[FieldBaseSeq] = int64(1)
 			return f.room.Check(f.rules, env, f.options())
 		}, CodeInvalidEvent},
 		{"request submitted as a room write", restricted, func(f *fixture) error {
@@ -84,7 +84,7 @@ func TestJoinRequest10(t *testing.T) {
 			return f.submit(f.event("mod", TypeJoinReview, review(req, "approve", "speaker")))
 		}, CodeInvalidSignature},
 		{"request for another room", restricted, func(f *fixture) error {
-			req := f.envelope("bob", identity.Event{Type: TypeJoinRequest, RoomID: ptr("elsewhere"), Payload: jsonValue(f.t, obj{"role": "speaker"})})
+			req := f.envelope("bob", identity.Event{Type: TypeJoinRequest, Payload: jsonValue(f.t, obj{"role": "speaker"}), Fields: Fields{RoomID: "elsewhere"}.Map()})
 			f.pending[req.Hash] = JoinRequestState{Status: JoinPending}
 			return f.submit(f.event("mod", TypeJoinReview, review(req, "approve", "speaker")))
 		}, CodeInvalidEvent},

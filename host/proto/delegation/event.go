@@ -159,9 +159,8 @@ func validateRevoke(p *RevokePayload, ptr string) error {
 
 // ValidateEnvelope verifies a delegation envelope (validate_delegation_envelope):
 // the event hash and the strict signature (identity), then the protocol,
-// the event type and the payload. The envelope's closed shape (the six
-// identity fields and nothing else) is identity.EnvelopeFromValue's, done
-// when it was parsed. It returns the checked event.
+// the closed event object (the six identity fields and nothing else), the
+// event type and the payload. It returns the checked event.
 func ValidateEnvelope(env *identity.Envelope) (*Event, error) {
 	if err := env.Verify(); err != nil {
 		return nil, err
@@ -178,6 +177,10 @@ func EventFromIdentity(ev *identity.Event, ptr string) (*Event, error) {
 	}
 	if !identity.ValidAgentID(ev.Actor) {
 		return nil, newError(CodeInvalidActor, ptr+"/actor", "actor must be a canonical Agent ID")
+	}
+	// Agent Delegation defines no top-level event field beyond the six.
+	if err := ev.CheckFields(ptr); err != nil {
+		return nil, err
 	}
 	out := &Event{Type: ev.Type, Actor: ev.Actor, CreatedAt: ev.CreatedAt, Nonce: ev.Nonce}
 	var err error

@@ -71,6 +71,10 @@ func ValidateEnvelope(v any) (*identity.Envelope, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Agent Knowledge defines no top-level event field beyond the six.
+	if err := env.Event.CheckFields("/event"); err != nil {
+		return nil, err
+	}
 	if err := env.Verify(); err != nil {
 		return nil, err
 	}

@@ -130,7 +130,7 @@ func TestEnvelopeSizeIsTheCanonicalLength(t *testing.T) {
 
 func TestNewEventHasOnlyIdentityFields(t *testing.T) {
 	ev := NewEvent(TypeRetract, signerOf("a").AgentID(), t0, 1, map[string]any{"target": digestOf("x"), "reason": "r"})
-	if got := ev.Object(); len(got) != 6 || ev.RoomID != nil || ev.Mentions != nil || got["protocol"] != Protocol {
+	if got := ev.Object(); len(got) != 6 || ev.Fields != nil || got["protocol"] != Protocol {
 		t.Fatalf("event object %v", got)
 	}
 	if _, err := identity.SignEvent(signerOf("a"), ev); err != nil {

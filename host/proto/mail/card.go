@@ -252,6 +252,10 @@ func verifiedEnvelope(v any, pointer string) (*identity.Envelope, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Agent Mail defines no top-level event field beyond the six.
+	if err := env.Event.CheckFields(pointer + "/event"); err != nil {
+		return nil, err
+	}
 	if err := env.Verify(); err != nil {
 		return nil, repoint(err, pointer)
 	}

@@ -26,7 +26,8 @@ func CheckEvent(ev *identity.Event) error {
 	if ev.Type != TypeUpdate {
 		return newError(CodeInvalidEvent, "/event/type", "event.type must be %q, got %q", TypeUpdate, text.Truncate(ev.Type, 80))
 	}
-	return nil
+	// Agent Profile defines no top-level field beyond the six.
+	return ev.CheckFields("/event")
 }
 
 // Validator checks profile.update payloads. It is safe for concurrent use.

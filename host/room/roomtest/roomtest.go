@@ -96,7 +96,7 @@ func NewChain(t testing.TB, host, roomID string, creator *Agent, extra map[strin
 func (c *Chain) Sign(t testing.TB, a *Agent, ev identity.Event) *identity.Envelope {
 	t.Helper()
 	c.nonces[a.ID]++
-	ev.Protocol = identity.ProtocolDiscourse
+	ev.Protocol = adp.Protocol
 	ev.Actor = a.ID
 	ev.CreatedAt = c.Now
 	ev.Nonce = c.Now + c.nonces[a.ID]
@@ -110,12 +110,11 @@ func (c *Chain) Sign(t testing.TB, a *Agent, ev identity.Event) *identity.Envelo
 // Event returns a signed, unsubmitted event of the room anchored on base.
 func (c *Chain) Event(t testing.TB, a *Agent, typ string, payload any, base adp.Link, mentions ...string) *identity.Envelope {
 	t.Helper()
-	room := c.RoomID
-	ev := identity.Event{Type: typ, Payload: Value(t, payload), RoomID: &room, BaseSeq: &base.Seq, BaseHash: &base.Hash}
+	f := adp.Fields{RoomID: c.RoomID, Base: &base}
 	if len(mentions) > 0 {
-		ev.Mentions = mentions
+		f.Mentions = mentions
 	}
-	return c.Sign(t, a, ev)
+	return c.Sign(t, a, adp.NewEvent(typ, "", 0, Value(t, payload), f))
 }
 
 // Add appends an event by a anchored on the current head (accepted at the

@@ -92,7 +92,7 @@ func (joinWriter) NonceFloor(context.Context, *sql.Tx, *identity.Envelope) (int6
 func (h joinWriter) Accept(ctx context.Context, w *hubhttp.Write) (*hubhttp.Result, error) {
 	s := h.s
 	env := w.Envelope
-	roomID := *env.Event.RoomID
+	roomID := adp.RoomOf(&env.Event) // checkPathRoom has compared it with the path
 	e, err := s.writeRoom(ctx, w, roomID)
 	if err != nil {
 		return nil, err

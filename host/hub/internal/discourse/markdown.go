@@ -180,12 +180,13 @@ func renderRecord(b *bytes.Buffer, rec *adp.Record) {
 	ev := &rec.Envelope.Event
 	w("- Actor: %s\n", codeSpan(ev.Actor))
 	w("- Signed at: %s\n", msTime(ev.CreatedAt))
-	if ev.BaseSeq != nil {
-		w("- Base: seq %d\n", *ev.BaseSeq)
+	f := adp.FieldsOf(ev)
+	if f.Base != nil {
+		w("- Base: seq %d\n", f.Base.Seq)
 	}
-	if len(ev.Mentions) > 0 {
-		ms := make([]string, len(ev.Mentions))
-		for i, m := range ev.Mentions {
+	if len(f.Mentions) > 0 {
+		ms := make([]string, len(f.Mentions))
+		for i, m := range f.Mentions {
 			ms[i] = codeSpan(m)
 		}
 		w("- Mentions: %s\n", strings.Join(ms, ", "))

@@ -52,8 +52,8 @@ func TestHubNeverRecordsAnEnvelopeTwice(t *testing.T) {
 	f.clock.Advance(11 * time.Minute) // past the nonce cache's two windows
 	head = f.head(roomID)
 	seq, hash := head.Seq, head.Hash
-	low := identity.Event{Protocol: identity.ProtocolDiscourse, Type: adp.TypeMessageCreate, RoomID: &roomID, BaseSeq: &seq, BaseHash: &hash,
-		CreatedAt: f.clock.Now().UnixMilli(), Nonce: high.Envelope.Event.Nonce - 1000, Payload: obj{"content_type": "text/plain", "content": "low nonce"}}
+	low := identity.Event{Protocol: adp.Protocol, Type: adp.TypeMessageCreate,
+		CreatedAt: f.clock.Now().UnixMilli(), Nonce: high.Envelope.Event.Nonce - 1000, Payload: obj{"content_type": "text/plain", "content": "low nonce"}, Fields: adp.Fields{RoomID: roomID, Base: &adp.Link{Seq: seq, Hash: hash}}.Map()}
 	wantStatus(t, f.h.Post("/v1/rooms/"+roomID, b.SignJSON(t, low)), http.StatusOK)
 	recs := f.records(roomID, nil)
 	if rep := adp.Replay(nil, recs); !rep.OK() {

@@ -206,7 +206,7 @@ func TestRestartMidActivity(t *testing.T) {
 			}
 		case 0, http.StatusInternalServerError, http.StatusServiceUnavailable:
 			lost++
-			st, body := post(h2, "/v1/rooms/"+*env.Event.RoomID, o.env)
+			st, body := post(h2, "/v1/rooms/"+adp.RoomOf(&env.Event), o.env)
 			_, was := stored[env.Hash]
 			if was && st != http.StatusOK {
 				t.Fatalf("resubmitting an accepted envelope: %d %s", st, body)
@@ -238,10 +238,9 @@ func TestRestartMidActivity(t *testing.T) {
 	}
 	// Nonce comparisons survived: an old nonce is refused.
 	w := writers[0]
-	stale := w.SignJSON(t, identity.Event{Protocol: identity.ProtocolDiscourse, Type: adp.TypeMessageCreate,
-		CreatedAt: clock.Now().UnixMilli(), Nonce: clock.Now().UnixMilli(), RoomID: &rooms[0],
-		BaseSeq: ptr(int64(1)), BaseHash: ptr(f.records(rooms[0], creator)[0].Hash),
-		Payload: hubtest.JSONValue(t, obj{"content_type": "text/plain", "content": "replayed nonce"})})
+	stale := w.SignJSON(t, identity.Event{Protocol: adp.Protocol, Type: adp.TypeMessageCreate,
+		CreatedAt: clock.Now().UnixMilli(), Nonce: clock.Now().UnixMilli(),
+		Payload: hubtest.JSONValue(t, obj{"content_type": "text/plain", "content": "replayed nonce"}), Fields: adp.Fields{RoomID: rooms[0], Base: &adp.Link{Seq: int64(1), Hash: f.records(rooms[0], creator)[0].Hash}}.Map()})
 	wantError(t, h2.Post("/v1/rooms/"+rooms[0], stale), http.StatusConflict, identity.CodeNonceNotGreater)
 }
 

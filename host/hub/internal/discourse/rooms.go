@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"apconnect/host/hub/internal/hubhttp"
-	"apconnect/host/identity"
 	"apconnect/host/proto/adp"
 )
 
@@ -42,7 +41,7 @@ func newRoomCache() *roomCache { return &roomCache{m: map[string]*roomEntry{}} }
 // no such room exists. q must see a consistent committed state (the write
 // transaction, or a read transaction).
 func (s *Service) entry(ctx context.Context, q hubhttp.Querier, id string) (*roomEntry, error) {
-	if !identity.ValidRoomID(id) {
+	if !adp.ValidRoomID(id) {
 		return nil, nil
 	}
 	c := s.rooms

@@ -25,7 +25,7 @@ func rulesFx(t *testing.T) *fx {
 func (f *fx) raw(a *hubtest.Agent, fields obj) []byte {
 	f.t.Helper()
 	now := f.clock.Now()
-	ev := obj{"protocol": identity.ProtocolDiscourse, "actor": a.ID, "created_at": now.UnixMilli(), "nonce": a.NextNonce(now)}
+	ev := obj{"protocol": adp.Protocol, "actor": a.ID, "created_at": now.UnixMilli(), "nonce": a.NextNonce(now)}
 	for k, v := range fields {
 		ev[k] = v
 	}
@@ -219,7 +219,7 @@ func TestCreateRules(t *testing.T) {
 		wantStatus(t, r, http.StatusCreated)
 		res := decodeJSON(t, r.Body)
 		id, _ := res["id"].(string)
-		if !identity.ValidRoomID(id) || len(id) != 20 || res["status"] != "scheduled" || res["url"] != f.h.Origin()+"/v1/rooms/"+id ||
+		if !adp.ValidRoomID(id) || len(id) != 20 || res["status"] != "scheduled" || res["url"] != f.h.Origin()+"/v1/rooms/"+id ||
 			res["seq"] != float64(1) || res["pre_hash"] != nil || res["accepted_at"] != float64(now) || len(res) != 7 {
 			t.Fatalf("room.create response %s", r.Body)
 		}

@@ -16,7 +16,7 @@ import (
 )
 
 // Protocol is the event protocol this service accepts.
-const Protocol = identity.ProtocolDiscourse
+const Protocol = adp.Protocol
 
 // Default paths (ADP 15). PathRooms is the "rooms" endpoint: POST creates
 // a room, GET lists the public rooms (ADP 17, as SDK 0.12.6 reads it).

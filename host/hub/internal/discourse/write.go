@@ -31,7 +31,7 @@ func wrongEndpoint(typ, where string) error {
 // checkPathRoom enforces ADP 15 and 21: the event's room_id equals the path's.
 func checkPathRoom(r *http.Request, env *identity.Envelope) error {
 	path := r.PathValue("room_id")
-	if env.Event.RoomID == nil || *env.Event.RoomID != path {
+	if adp.RoomOf(&env.Event) != path {
 		return hubhttp.Errorf(identity.CodeInvalidRequest, "event room_id does not equal the room id of the request path").
 			WithData("pointer", "/event/room_id")
 	}
@@ -203,7 +203,7 @@ func (eventWriter) NonceFloor(context.Context, *sql.Tx, *identity.Envelope) (int
 func (h eventWriter) Accept(ctx context.Context, w *hubhttp.Write) (*hubhttp.Result, error) {
 	s := h.s
 	env := w.Envelope
-	roomID := *env.Event.RoomID
+	roomID := adp.RoomOf(&env.Event) // checkPathRoom has compared it with the path
 	e, err := s.writeRoom(ctx, w, roomID)
 	if err != nil {
 		return nil, err
