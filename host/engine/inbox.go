@@ -215,3 +215,32 @@ func (e *Engine) InboxAck(ctx context.Context, ids []string, action string, unti
 	}
 	return acked, max(pending, 0), nil
 }
+
+// AddInbox stores items of no room raised by source (a module's name and
+// its scope, such as mail:<mailbox_id>), each once by its id, and wakes the
+// long polls. It returns the ids that were new. A room's items are stored
+// by the Discourse module with the records that raise them.
+func (e *Engine) AddInbox(ctx context.Context, source string, items []inbox.Item) ([]string, error) {
+	entries := make([]store.InboxEntry, 0, len(items))
+	for _, it := range items {
+		raw, err := json.Marshal(it)
+		if err != nil {
+			return nil, Wrap(err)
+		}
+		entries = append(entries, store.InboxEntry{ID: it.ID, Kind: it.Kind, Priority: inbox.PriorityRank(it.Priority),
+			CreatedAt: it.CreatedAt, Item: raw})
+	}
+	var ids []string
+	err := e.Store.Write(ctx, func(tx *store.Tx) error {
+		var err error
+		ids, err = tx.InsertSourceInbox(ctx, source, entries)
+		return err
+	})
+	if err != nil {
+		return nil, Wrap(err)
+	}
+	if len(ids) > 0 {
+		e.Notify()
+	}
+	return ids, nil
+}

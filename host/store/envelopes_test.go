@@ -68,13 +68,13 @@ func TestEnvelopeIndexOutlivesTheWindow(t *testing.T) {
 // envelope twice, forget their derived state so the next sync verifies
 // them again from seq 1.
 //
-// Serial: it swaps the package-level migrations list.
+// Serial: it swaps the package-level schema migration.
 func TestMigrationIndexesEnvelopes(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	all := migrations
-	migrations = all[:4]
-	t.Cleanup(func() { migrations = all })
+	current := migrateSchema
+	migrateSchema = legacyUpTo(4)
+	t.Cleanup(func() { migrateSchema = current })
 	old := open(t, dir, 5)
 	envelopeTable(t, old, true)
 	keys := map[string]int64{}
@@ -105,7 +105,7 @@ func TestMigrationIndexesEnvelopes(t *testing.T) {
 	})
 	envelopeTable(t, old, false)
 	old.Close()
-	migrations = all
+	migrateSchema = current
 
 	s := open(t, dir, 5)
 	for name, want := range map[string]int64{"whole": 5, "pruned": 0, "twice": 0, "empty": 0} {

@@ -18,12 +18,14 @@ const (
 // pendingKey is the meta counter of pending items over all rooms.
 const pendingKey = "inbox_pending"
 
-// InboxRow is a stored inbox item.
+// InboxRow is a stored inbox item: a room's (RoomKey, Host, RoomID set) or
+// one of no room (Source set, such as mail:<mailbox_id>).
 type InboxRow struct {
 	ID        string
 	RoomKey   int64
 	Host      string
 	RoomID    string
+	Source    string
 	Kind      string
 	Seq       int64
 	EventID   string
@@ -34,24 +36,27 @@ type InboxRow struct {
 	Item      []byte
 }
 
-const inboxColumns = `i.id, i.room, r.host, r.room_id, i.kind, i.seq, i.event_id, i.state, i.until, i.session, i.created_at, i.item`
+const inboxColumns = `i.id, COALESCE(i.room, 0), COALESCE(r.host, ''), COALESCE(r.room_id, ''), i.source, i.kind, i.seq, i.event_id, i.state, i.until, i.session, i.created_at, i.item`
 
 func scanInbox(s scanner) (*InboxRow, error) {
 	var r InboxRow
-	err := s.Scan(&r.ID, &r.RoomKey, &r.Host, &r.RoomID, &r.Kind, &r.Seq, &r.EventID, &r.State, &r.Until, &r.Session, &r.CreatedAt, &r.Item)
+	err := s.Scan(&r.ID, &r.RoomKey, &r.Host, &r.RoomID, &r.Source, &r.Kind, &r.Seq, &r.EventID, &r.State, &r.Until, &r.Session, &r.CreatedAt, &r.Item)
 	if err != nil {
 		return nil, notFound(err)
 	}
 	return &r, nil
 }
 
-// addPending adjusts the pending counters of a room and of the whole inbox.
+// addPending adjusts the pending counters of a room (key 0: an item of no
+// room) and of the whole inbox.
 func (t *Tx) addPending(ctx context.Context, key, delta int64) error {
 	if delta == 0 {
 		return nil
 	}
-	if _, err := t.exec(ctx, `UPDATE rooms SET pending_inbox = pending_inbox + ? WHERE id = ?`, delta, key); err != nil {
-		return err
+	if key != 0 {
+		if _, err := t.exec(ctx, `UPDATE rooms SET pending_inbox = pending_inbox + ? WHERE id = ?`, delta, key); err != nil {
+			return err
+		}
 	}
 	_, err := t.addCounter(ctx, pendingKey, delta)
 	return err
@@ -76,12 +81,31 @@ func (t *Tx) InsertInbox(ctx context.Context, key int64, items []InboxEntry) ([]
 	return ids, t.addPending(ctx, key, int64(len(ids)))
 }
 
+// InsertSourceInbox inserts items of no room, raised by source (such as
+// mail:<mailbox_id>). Items already present (by id) are left as they are.
+// It returns the ids inserted.
+func (t *Tx) InsertSourceInbox(ctx context.Context, source string, items []InboxEntry) ([]string, error) {
+	var ids []string
+	for _, it := range items {
+		n, err := t.execN(ctx, `INSERT INTO inbox (id, room, source, kind, seq, event_id, prio, state, created_at, item)
+			VALUES (?, NULL, ?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT (id) DO NOTHING`,
+			it.ID, source, it.Kind, it.Seq, it.EventID, it.Priority, it.CreatedAt, it.Item)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			ids = append(ids, it.ID)
+		}
+	}
+	return ids, t.addPending(ctx, 0, int64(len(ids)))
+}
+
 // ReleaseExpired returns claimed items whose lease ended and deferred items
 // whose deferral ended to the pending state. It returns how many it
 // released.
 func (t *Tx) ReleaseExpired(ctx context.Context, now int64) (int64, error) {
 	rows, err := t.query(ctx, `UPDATE inbox SET state = 'pending', session = '', until = 0
-		WHERE state IN ('claimed', 'deferred') AND until <= ? RETURNING room`, now)
+		WHERE state IN ('claimed', 'deferred') AND until <= ? RETURNING COALESCE(room, 0)`, now)
 	if err != nil {
 		return 0, err
 	}
@@ -141,7 +165,7 @@ func (q Q) PendingInbox(ctx context.Context, iq InboxQuery) ([]*InboxRow, error)
 			args = append(args, k)
 		}
 	}
-	query := `SELECT ` + inboxColumns + ` FROM inbox i JOIN rooms r ON r.id = i.room WHERE ` +
+	query := `SELECT ` + inboxColumns + ` FROM inbox i LEFT JOIN rooms r ON r.id = i.room WHERE ` +
 		strings.Join(where, " AND ") + ` ORDER BY i.prio, i.rid LIMIT ` + strconv.Itoa(limit)
 	rows, err := q.query(ctx, query, args...)
 	if err != nil {
@@ -166,7 +190,7 @@ func (q Q) PendingTotal(ctx context.Context) (int64, error) {
 
 // InboxItem returns one item by id.
 func (q Q) InboxItem(ctx context.Context, id string) (*InboxRow, error) {
-	return scanInbox(q.queryRow(ctx, `SELECT `+inboxColumns+` FROM inbox i JOIN rooms r ON r.id = i.room WHERE i.id = ?`, id))
+	return scanInbox(q.queryRow(ctx, `SELECT `+inboxColumns+` FROM inbox i LEFT JOIN rooms r ON r.id = i.room WHERE i.id = ?`, id))
 }
 
 // setState moves one item to state with until and session, adjusting the
@@ -174,7 +198,7 @@ func (q Q) InboxItem(ctx context.Context, id string) (*InboxRow, error) {
 func (t *Tx) setState(ctx context.Context, id, state string, until int64, session string, from ...string) (bool, error) {
 	var room int64
 	var old string
-	if err := t.queryRow(ctx, `SELECT room, state FROM inbox WHERE id = ?`, id).Scan(&room, &old); err != nil {
+	if err := t.queryRow(ctx, `SELECT COALESCE(room, 0), state FROM inbox WHERE id = ?`, id).Scan(&room, &old); err != nil {
 		if notFound(err) == ErrNotFound {
 			return false, nil
 		}

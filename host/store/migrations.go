@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 
 	"apconnect/host/internal/sqlitedb"
 )
@@ -13,20 +12,96 @@ import (
 // Migration is one forward-only schema step (see sqlitedb.Migration).
 type Migration = sqlitedb.Migration
 
-// Migrations returns the ordered schema history of an agent database.
-func Migrations() []Migration { return slices.Clone(migrations) }
+// The database of one Agent ID keeps one forward-only migration history per
+// group (sqlitedb.MigrateGroups): the engine's (core) and each protocol's,
+// so a protocol's tables are its own steps and adding a protocol adds a
+// group, not a step to a shared list. Groups are applied in this order.
+func groups() []sqlitedb.Group {
+	return []sqlitedb.Group{
+		{Name: "core", Migrations: coreMigrations},
+		{Name: "discourse", Migrations: discourseMigrations},
+		{Name: "profile", Migrations: profileMigrations},
+	}
+}
 
-// migrations is the schema history (tests may shorten it to build an older
-// database).
-var migrations = []Migration{
-	{Version: 1, Name: "connector state", SQL: schemaV1},
-	{Version: 2, Name: "pending own join requests", SQL: `
-CREATE INDEX join_requests_own_pending ON join_requests (room) WHERE own = 1 AND consumed = 0 AND status = 'pending';
-`},
+var coreMigrations = []Migration{
+	{Version: 1, Name: "connector state", SQL: coreV1},
+	{Version: 2, Name: "inbox items with or without a room", SQL: coreV2},
+}
+
+var discourseMigrations = []Migration{
+	{Version: 1, Name: "rooms", SQL: discourseV1},
+	{Version: 2, Name: "pending own join requests", SQL: discourseV2},
 	{Version: 3, Name: "re-verify rooms under the 0.12.6 head rule", SQL: reverifyV3},
 	{Version: 4, Name: "room watches", SQL: watchesV4},
 	{Version: 5, Name: "envelope index", SQL: envelopesV5},
 }
+
+var profileMigrations = []Migration{
+	{Version: 1, Name: "pinned profiles", SQL: profileV1},
+}
+
+// legacyMigrations is the single history stores had before groups; an
+// existing store at legacy version n is mapped once to legacy.Steps[n-1].
+var legacyMigrations = []Migration{
+	{Version: 1, Name: "connector state", SQL: legacyCoreV1 + discourseV1 + profileV1},
+	{Version: 2, Name: "pending own join requests", SQL: discourseV2},
+	{Version: 3, Name: "re-verify rooms under the 0.12.6 head rule", SQL: reverifyV3},
+	{Version: 4, Name: "room watches", SQL: watchesV4},
+	{Version: 5, Name: "envelope index", SQL: envelopesV5},
+}
+
+// migrateSchema brings a database to the current schema (tests replace it
+// to build a store of a legacy version).
+var migrateSchema = func(ctx context.Context, tx *sql.Tx) error {
+	return sqlitedb.MigrateGroups(ctx, tx, groups(), legacy)
+}
+
+var legacy = sqlitedb.Legacy{Steps: [][]sqlitedb.GroupVersion{
+	{{Group: "core", Version: 1}, {Group: "discourse", Version: 1}, {Group: "profile", Version: 1}},
+	{{Group: "discourse", Version: 2}},
+	{{Group: "discourse", Version: 3}},
+	{{Group: "discourse", Version: 4}},
+	{{Group: "discourse", Version: 5}},
+}}
+
+// coreV2 lets an inbox item have no room (a letter): room becomes optional
+// and source names what raised an item that has none ("" for a room's).
+// SQLite cannot drop NOT NULL in place, so the table is rebuilt. The room
+// is a plain key: the engine's inbox does not depend on the Discourse
+// group's table (rooms are never deleted, so the old cascade never ran).
+const coreV2 = `
+CREATE TABLE inbox_v2 (
+	rid        INTEGER PRIMARY KEY,          -- insertion order
+	id         TEXT    NOT NULL UNIQUE,
+	room       INTEGER,                      -- the room's key (rooms.id); NULL for an item of no room
+	source     TEXT    NOT NULL DEFAULT '',  -- what raised an item of no room (mail:<mailbox_id>)
+	kind       TEXT    NOT NULL,
+	seq        INTEGER NOT NULL DEFAULT 0,
+	event_id   TEXT    NOT NULL DEFAULT '',
+	prio       INTEGER NOT NULL,             -- 0 high, 1 normal, 2 low
+	state      TEXT    NOT NULL,
+	until      INTEGER NOT NULL DEFAULT 0,   -- claim lease or deferral end
+	session    TEXT    NOT NULL DEFAULT '',  -- claiming MCP session
+	created_at INTEGER NOT NULL,
+	item       BLOB    NOT NULL
+) STRICT;
+INSERT INTO inbox_v2 (rid, id, room, kind, seq, event_id, prio, state, until, session, created_at, item)
+	SELECT rid, id, room, kind, seq, event_id, prio, state, until, session, created_at, item FROM inbox;
+DROP TABLE inbox;
+ALTER TABLE inbox_v2 RENAME TO inbox;
+CREATE INDEX inbox_ready ON inbox (state, prio, rid);
+CREATE INDEX inbox_room ON inbox (room, state, prio, rid);
+CREATE INDEX inbox_kind ON inbox (state, kind, prio, rid);
+CREATE INDEX inbox_until ON inbox (state, until);
+CREATE INDEX inbox_seq ON inbox (room, seq);
+CREATE INDEX inbox_source ON inbox (source, state) WHERE source != '';
+`
+
+// discourseV2 indexes the agent's own pending join requests.
+const discourseV2 = `
+CREATE INDEX join_requests_own_pending ON join_requests (room) WHERE own = 1 AND consumed = 0 AND status = 'pending';
+`
 
 // envelopesV5 indexes the event hash of every verified record per room, for
 // the whole verified history (the record window is pruned, the index is
@@ -78,8 +153,19 @@ UPDATE rooms SET snapshot = NULL, head_seq = 0, head_hash = '', synced_seq = 0, 
 	fail_seq = 0, fail_code = '', fail_message = '', failed_at = 0, active_turn = NULL;
 `
 
-// schemaV1 is the connector state. Timestamps are INTEGER Unix ms.
-const schemaV1 = `
+// coreV1 is the engine's part of legacy migration 1: facts, the nonce, the
+// discovery cache, the inbox, MCP sessions and the outbox. Timestamps are
+// INTEGER Unix ms. (The inbox references rooms: a room's items go with it;
+// core migration 2 makes the room optional.)
+const coreV1 = coreV1Start + inboxV1 + coreV1End
+
+// legacyCoreV1 is coreV1 as legacy migration 1 wrote it: the inbox
+// referenced the Discourse group's rooms table. Core migration 2 rebuilds
+// either form into the same table (a fresh database applies the core group
+// before the Discourse group exists, so its core 1 cannot reference it).
+const legacyCoreV1 = coreV1Start + inboxV1Legacy + coreV1End
+
+const coreV1Start = `
 -- Key/value facts about the database: agent_id, counters.
 CREATE TABLE meta (
 	key   TEXT PRIMARY KEY,
@@ -103,6 +189,96 @@ CREATE TABLE hosts (
 	checked_at INTEGER NOT NULL
 ) STRICT;
 
+`
+
+const inboxV1 = `
+-- Inbox items. id is derived from (host, room_id, kind, seq, event_id), so
+-- inserting an item twice is a no-op and an acknowledged item never comes
+-- back. state: pending, claimed, deferred, handled, dismissed.
+CREATE TABLE inbox (
+	rid        INTEGER PRIMARY KEY,          -- insertion order
+	id         TEXT    NOT NULL UNIQUE,
+	room       INTEGER NOT NULL, -- the room's key (rooms.id of the Discourse tables)
+	kind       TEXT    NOT NULL,
+	seq        INTEGER NOT NULL DEFAULT 0,
+	event_id   TEXT    NOT NULL DEFAULT '',
+	prio       INTEGER NOT NULL,             -- 0 high, 1 normal, 2 low
+	state      TEXT    NOT NULL,
+	until      INTEGER NOT NULL DEFAULT 0,   -- claim lease or deferral end
+	session    TEXT    NOT NULL DEFAULT '',  -- claiming MCP session
+	created_at INTEGER NOT NULL,
+	item       BLOB    NOT NULL
+) STRICT;
+CREATE INDEX inbox_ready ON inbox (state, prio, rid);
+CREATE INDEX inbox_room ON inbox (room, state, prio, rid);
+CREATE INDEX inbox_kind ON inbox (state, kind, prio, rid);
+CREATE INDEX inbox_until ON inbox (state, until);
+CREATE INDEX inbox_seq ON inbox (room, seq);
+
+`
+
+const inboxV1Legacy = `
+-- Inbox items. id is derived from (host, room_id, kind, seq, event_id), so
+-- inserting an item twice is a no-op and an acknowledged item never comes
+-- back. state: pending, claimed, deferred, handled, dismissed.
+CREATE TABLE inbox (
+	rid        INTEGER PRIMARY KEY,          -- insertion order
+	id         TEXT    NOT NULL UNIQUE,
+	room       INTEGER NOT NULL REFERENCES rooms (id) ON DELETE CASCADE,
+	kind       TEXT    NOT NULL,
+	seq        INTEGER NOT NULL DEFAULT 0,
+	event_id   TEXT    NOT NULL DEFAULT '',
+	prio       INTEGER NOT NULL,             -- 0 high, 1 normal, 2 low
+	state      TEXT    NOT NULL,
+	until      INTEGER NOT NULL DEFAULT 0,   -- claim lease or deferral end
+	session    TEXT    NOT NULL DEFAULT '',  -- claiming MCP session
+	created_at INTEGER NOT NULL,
+	item       BLOB    NOT NULL
+) STRICT;
+CREATE INDEX inbox_ready ON inbox (state, prio, rid);
+CREATE INDEX inbox_room ON inbox (room, state, prio, rid);
+CREATE INDEX inbox_kind ON inbox (state, kind, prio, rid);
+CREATE INDEX inbox_until ON inbox (state, until);
+CREATE INDEX inbox_seq ON inbox (room, seq);
+
+`
+
+const coreV1End = `
+-- MCP sessions (presented heads are Discourse's: see discourseV1).
+CREATE TABLE sessions (
+	id           TEXT PRIMARY KEY,
+	created_at   INTEGER NOT NULL,
+	last_used_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX sessions_used ON sessions (last_used_at);
+
+-- Signed envelopes on their way to a service. An entry is written, with its
+-- nonce, before the envelope is sent; it is closed when the outcome is
+-- known. state: pending, done, failed.
+CREATE TABLE outbox (
+	id          INTEGER PRIMARY KEY,
+	kind        TEXT    NOT NULL, -- room_create, room_event, join_request, profile_update
+	service     TEXT    NOT NULL, -- host or profile service origin
+	room_id     TEXT    NOT NULL DEFAULT '',
+	event_id    TEXT    NOT NULL UNIQUE,
+	nonce       INTEGER NOT NULL,
+	base_seq    INTEGER NOT NULL DEFAULT 0,
+	envelope    BLOB    NOT NULL,
+	state       TEXT    NOT NULL,
+	attempts    INTEGER NOT NULL DEFAULT 0,
+	lease_until INTEGER NOT NULL DEFAULT 0,
+	created_at  INTEGER NOT NULL,
+	updated_at  INTEGER NOT NULL,
+	error       TEXT    NOT NULL DEFAULT '',
+	result      BLOB
+) STRICT;
+CREATE INDEX outbox_state ON outbox (state, id);
+`
+
+// discourseV1 is the Agent Discourse part of legacy migration 1: rooms,
+// their verified record windows, presented heads, drafts, join requests
+// and statuses.
+const discourseV1 = `
 -- One row per (host, room_id) known locally.
 CREATE TABLE rooms (
 	id            INTEGER PRIMARY KEY,
@@ -156,36 +332,7 @@ CREATE TABLE events (
 CREATE INDEX events_actor ON events (room, actor, seq);
 CREATE INDEX events_event_id ON events (room, event_id);
 
--- Inbox items. id is derived from (host, room_id, kind, seq, event_id), so
--- inserting an item twice is a no-op and an acknowledged item never comes
--- back. state: pending, claimed, deferred, handled, dismissed.
-CREATE TABLE inbox (
-	rid        INTEGER PRIMARY KEY,          -- insertion order
-	id         TEXT    NOT NULL UNIQUE,
-	room       INTEGER NOT NULL REFERENCES rooms (id) ON DELETE CASCADE,
-	kind       TEXT    NOT NULL,
-	seq        INTEGER NOT NULL DEFAULT 0,
-	event_id   TEXT    NOT NULL DEFAULT '',
-	prio       INTEGER NOT NULL,             -- 0 high, 1 normal, 2 low
-	state      TEXT    NOT NULL,
-	until      INTEGER NOT NULL DEFAULT 0,   -- claim lease or deferral end
-	session    TEXT    NOT NULL DEFAULT '',  -- claiming MCP session
-	created_at INTEGER NOT NULL,
-	item       BLOB    NOT NULL
-) STRICT;
-CREATE INDEX inbox_ready ON inbox (state, prio, rid);
-CREATE INDEX inbox_room ON inbox (room, state, prio, rid);
-CREATE INDEX inbox_kind ON inbox (state, kind, prio, rid);
-CREATE INDEX inbox_until ON inbox (state, until);
-CREATE INDEX inbox_seq ON inbox (room, seq);
-
--- MCP sessions and the head most recently presented to each per room.
-CREATE TABLE sessions (
-	id           TEXT PRIMARY KEY,
-	created_at   INTEGER NOT NULL,
-	last_used_at INTEGER NOT NULL
-) STRICT;
-CREATE INDEX sessions_used ON sessions (last_used_at);
+-- The head most recently presented to each MCP session per room.
 CREATE TABLE presented (
 	session TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
 	room    INTEGER NOT NULL REFERENCES rooms (id) ON DELETE CASCADE,
@@ -234,7 +381,11 @@ CREATE TABLE statuses (
 	status     BLOB    NOT NULL,
 	PRIMARY KEY (room, agent_id)
 ) STRICT, WITHOUT ROWID;
+`
 
+// profileV1 is the Agent Profile part of legacy migration 1: pinned
+// profiles.
+const profileV1 = `
 -- Verified profiles, pinned to the greatest nonce seen per Agent ID.
 CREATE TABLE profiles (
 	agent_id   TEXT PRIMARY KEY,
@@ -245,35 +396,13 @@ CREATE TABLE profiles (
 	envelope   BLOB    NOT NULL,
 	fetched_at INTEGER NOT NULL
 ) STRICT;
-
--- Signed envelopes on their way to a service. An entry is written, with its
--- nonce, before the envelope is sent; it is closed when the outcome is
--- known. state: pending, done, failed.
-CREATE TABLE outbox (
-	id          INTEGER PRIMARY KEY,
-	kind        TEXT    NOT NULL, -- room_create, room_event, join_request, profile_update
-	service     TEXT    NOT NULL, -- host or profile service origin
-	room_id     TEXT    NOT NULL DEFAULT '',
-	event_id    TEXT    NOT NULL UNIQUE,
-	nonce       INTEGER NOT NULL,
-	base_seq    INTEGER NOT NULL DEFAULT 0,
-	envelope    BLOB    NOT NULL,
-	state       TEXT    NOT NULL,
-	attempts    INTEGER NOT NULL DEFAULT 0,
-	lease_until INTEGER NOT NULL DEFAULT 0,
-	created_at  INTEGER NOT NULL,
-	updated_at  INTEGER NOT NULL,
-	error       TEXT    NOT NULL DEFAULT '',
-	result      BLOB
-) STRICT;
-CREATE INDEX outbox_state ON outbox (state, id);
 `
 
 // migrate applies pending migrations and checks the database belongs to
 // this Agent ID, in one transaction.
 func (s *Store) migrate(ctx context.Context) error {
 	return s.Write(ctx, func(tx *Tx) error {
-		if err := sqlitedb.Migrate(ctx, tx.tx, migrations); err != nil {
+		if err := migrateSchema(ctx, tx.tx); err != nil {
 			return err
 		}
 		var owner string

@@ -3,12 +3,14 @@ package store
 import (
 	"context"
 	"crypto/ed25519"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
 	"testing"
 
 	"apconnect/host/identity"
+	"apconnect/host/internal/sqlitedb"
 )
 
 func agentID(b byte) string {
@@ -472,12 +474,12 @@ func TestDraftsProfilesOutbox(t *testing.T) {
 // room state is forgotten, so the next sync verifies again from seq 1,
 // while what the agent did (read cursor, inbox decisions) is kept.
 //
-// Serial: it swaps the package-level migrations list.
+// Serial: it swaps the package-level schema migration.
 func TestMigrationReverifiesRooms(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	all := migrations
-	migrations = all[:2]
+	current := migrateSchema
+	migrateSchema = legacyUpTo(2)
 	old := open(t, dir, 100)
 	envelopeTable(t, old, true) // ApplyBatch writes it (migration 5)
 	var key int64
@@ -498,7 +500,7 @@ func TestMigrationReverifiesRooms(t *testing.T) {
 	})
 	envelopeTable(t, old, false)
 	old.Close()
-	migrations = all
+	migrateSchema = current
 
 	s := open(t, dir, 100)
 	r, err := s.Read().Room(ctx, key)
@@ -520,5 +522,62 @@ func TestMigrationReverifiesRooms(t *testing.T) {
 	var n int
 	if err := s.r.db.QueryRowContext(ctx, `SELECT count(*) FROM inbox WHERE room = ?`, key).Scan(&n); err != nil || n != 5 {
 		t.Fatalf("inbox items %d (%v), want 5", n, err)
+	}
+}
+
+// legacyUpTo migrates to version n of the single history stores had before
+// migration groups.
+func legacyUpTo(n int) func(ctx context.Context, tx *sql.Tx) error {
+	return func(ctx context.Context, tx *sql.Tx) error {
+		return sqlitedb.Migrate(ctx, tx, legacyMigrations[:n])
+	}
+}
+
+// An item of no room (a letter) is stored with its source, listed beside
+// the rooms' items, claimed and acknowledged like them, and counted in the
+// total only.
+func TestInboxItemsWithoutARoom(t *testing.T) {
+	t.Parallel()
+	s := open(t, t.TempDir(), 100)
+	ctx := context.Background()
+	var key int64
+	mustWrite(t, s, func(tx *Tx) error {
+		r, err := tx.EnsureRoom(ctx, "https://h", "room1", 1)
+		if err != nil {
+			return err
+		}
+		key = r.Key
+		if _, err := tx.InsertInbox(ctx, key, []InboxEntry{{ID: "room-item", Kind: "room.mention", Priority: 1, CreatedAt: 1, Item: []byte(`{}`)}}); err != nil {
+			return err
+		}
+		ids, err := tx.InsertSourceInbox(ctx, "mail:box1", []InboxEntry{{ID: "letter", Kind: "mail.received", Priority: 0, CreatedAt: 2, Item: []byte(`{}`)}})
+		if err != nil || len(ids) != 1 {
+			return fmt.Errorf("inserted %v: %v", ids, err)
+		}
+		again, err := tx.InsertSourceInbox(ctx, "mail:box1", []InboxEntry{{ID: "letter", Kind: "mail.received", Priority: 0, CreatedAt: 2, Item: []byte(`{}`)}})
+		if err != nil || len(again) != 0 {
+			return fmt.Errorf("inserted twice: %v %v", again, err)
+		}
+		return nil
+	})
+	rows, err := s.Read().PendingInbox(ctx, InboxQuery{})
+	if err != nil || len(rows) != 2 || rows[0].ID != "letter" || rows[0].Source != "mail:box1" || rows[0].RoomKey != 0 || rows[0].RoomID != "" ||
+		rows[1].RoomID != "room1" || rows[1].Source != "" {
+		t.Fatalf("pending %+v %v", rows, err)
+	}
+	if only, _ := s.Read().PendingInbox(ctx, InboxQuery{RoomKey: key}); len(only) != 1 || only[0].ID != "room-item" {
+		t.Fatalf("room filter %+v", only)
+	}
+	mustWrite(t, s, func(tx *Tx) error {
+		if got, err := tx.Claim(ctx, []string{"letter"}, "s1", 10); err != nil || len(got) != 1 {
+			return fmt.Errorf("claim %v %v", got, err)
+		}
+		_, err := tx.Ack(ctx, []string{"letter"}, InboxHandled, 0, 5)
+		return err
+	})
+	total, _ := s.Read().PendingTotal(ctx)
+	r, _ := s.Read().Room(ctx, key)
+	if total != 1 || r.PendingInbox != 1 {
+		t.Fatalf("pending total %d, room %d; want 1 and 1", total, r.PendingInbox)
 	}
 }

@@ -174,12 +174,28 @@ func envelope(raw json.RawMessage) (any, error) {
 	if err == nil {
 		err = env.Verify()
 	}
+	if err == nil {
+		err = closedShape(&env.Event)
+	}
 	switch c := code(err); c {
 	case "ok", identity.CodeInvalidEventHash, identity.CodeInvalidSignature:
 		return c, nil
 	default:
 		return identity.CodeInvalidEvent, nil
 	}
+}
+
+// closedShape applies the closed event object of the event's protocol:
+// identity keeps every top-level field, each protocol's rules refuse those
+// it does not define (the SDK's validators do the same).
+func closedShape(ev *identity.Event) error {
+	switch ev.Protocol {
+	case adp.Protocol:
+		return adp.CheckEventFields(ev, "/event")
+	case profile.Protocol:
+		return profile.CheckEvent(ev)
+	}
+	return ev.CheckFields("/event")
 }
 
 func signature(raw json.RawMessage) (any, error) {
