@@ -62,6 +62,13 @@ type Config struct {
 	State State `toml:"state"`
 	// HTTP configures the loopback HTTP MCP listener.
 	HTTP HTTP `toml:"http"`
+	// Limits are the local write budgets ([limits]), as written; read the
+	// effective budgets with its methods.
+	Limits Limits `toml:"limits"`
+	// Mail configures Agent Mail for every identity ([mail]).
+	Mail Mail `toml:"mail"`
+	// Wake configures how the agent is woken by inbox items ([wake]).
+	Wake Wake `toml:"wake"`
 	// Plugins are the WebAssembly plugins and what each may do.
 	Plugins []Plugin `toml:"plugins,omitempty"`
 

@@ -47,6 +47,27 @@ records_per_room = 5000
 listen = "[::1]:9000"
 token_file = "tokens/http"
 
+[limits]
+room_messages = 0
+mail_sends = 3
+delegation_writes = 10
+
+[mail]
+blocked_senders = ["did:agent:6kpsY-KcUgq-9VB7Ey7F-ZVHdq6-vnuSQh7qaRRG0iw"]
+sync_interval = "90s"
+
+[wake]
+claude_channel = true
+kinds = ["room.mention", "mail.received"]
+
+[[wake.command]]
+argv = ["/usr/local/bin/my-agent", "--resume", "abc"]
+kinds = ["room.turn.assigned"]
+timeout = "1h30m"
+
+[[wake.command]]
+argv = ["notify-send", "apconnect"]
+
 [[plugins]]
 name = "polls"
 path = "plugins/polls.wasm"
@@ -95,8 +116,21 @@ func TestLoadFullConfig(t *testing.T) {
 			{URL: "https://adp.example.com", Label: "main"},
 			{URL: "https://[::1]:8443", Label: "local_hub", CAFile: "hub/ca.pem"},
 		},
-		State: State{Dir: "/var/lib/apconnect", RecordsPerRoom: 5000},
-		HTTP:  HTTP{Listen: "[::1]:9000", TokenFile: "tokens/http"},
+		State:  State{Dir: "/var/lib/apconnect", RecordsPerRoom: 5000},
+		HTTP:   HTTP{Listen: "[::1]:9000", TokenFile: "tokens/http"},
+		Limits: Limits{RoomMessagesPerMinute: new(0), MailSendsPerMinute: new(3), DelegationWritesPerMinute: new(10)},
+		Mail: Mail{
+			BlockedSenders: []string{"did:agent:6kpsY-KcUgq-9VB7Ey7F-ZVHdq6-vnuSQh7qaRRG0iw"},
+			SyncInterval:   90 * time.Second,
+		},
+		Wake: Wake{
+			ClaudeChannel: true,
+			Kinds:         []string{"room.mention", "mail.received"},
+			Commands: []WakeCommand{
+				{Argv: []string{"/usr/local/bin/my-agent", "--resume", "abc"}, Kinds: []string{"room.turn.assigned"}, Timeout: 90 * time.Minute},
+				{Argv: []string{"notify-send", "apconnect"}, Kinds: []string{"room.mention", "mail.received"}, Timeout: DefaultWakeTimeout},
+			},
+		},
 		Plugins: []Plugin{
 			{
 				Name:    "polls",
@@ -149,6 +183,9 @@ func TestLoadMinimalConfigGetsDefaults(t *testing.T) {
 	}
 	if c.HTTP != (HTTP{Listen: DefaultListen, TokenFile: DefaultTokenFile}) {
 		t.Fatalf("http %+v", c.HTTP)
+	}
+	if !c.Limits.IsZero() || !reflect.DeepEqual(c.Mail, DefaultMail()) || !reflect.DeepEqual(c.Wake, DefaultWake()) {
+		t.Fatalf("limits %+v, mail %+v, wake %+v", c.Limits, c.Mail, c.Wake)
 	}
 	if c.StateDir() != filepath.Join(c.Home(), "state") {
 		t.Fatalf("state dir %s", c.StateDir())
@@ -217,6 +254,11 @@ func TestUnknownKeysNamedWithLine(t *testing.T) {
 		{"in state", okIdentity + "[state]\nrecords = 5\n", "state.records", 5},
 		{"in http", okIdentity + "[http]\nport = 8080\n", "http.port", 5},
 		{"in plugins", okIdentity + "[[plugins]]\nname = \"p\"\npath = \"p.wasm\"\nsha = \"x\"\n", "plugins.sha", 7},
+		{"in limits", okIdentity + "[limits]\nmail_sends = 1\nmail_send = 2\n", "limits.mail_send", 6},
+		{"in limits, dotted at the top", "limits.rooms = 1\n" + okIdentity, "limits.rooms", 1},
+		{"in mail", okIdentity + "\n[mail]\nblocked = []\n", "mail.blocked", 6},
+		{"in wake", okIdentity + "[wake]\nclaude = true\n", "wake.claude", 5},
+		{"in wake command", okIdentity + "[wake]\n[[wake.command]]\nargv = [\"x\"]\nshell = \"x\"\n", "wake.command.shell", 7},
 		{"in plugin limits", okIdentity + "[[plugins]]\nname = \"p\"\npath = \"p\"\nsha256 = \"" + strings.Repeat("a", 64) + "\"\n[plugins.limits]\ncpu_ms = 5\n", "plugins.limits.cpu_ms", 9},
 	}
 	for _, tc := range tests {
@@ -263,6 +305,13 @@ func TestTypeAndSyntaxErrorsHaveLines(t *testing.T) {
 		{"table expected", "state = 3\n", 1, "expected a table"},
 		{"unterminated string", "[[identities]]\nname = \"a\nkey_file = \"b\"\n", 2, ""},
 		{"duplicate key", "[[identities]]\nname = \"a\"\nname = \"b\"\n", 3, "already defined"},
+		{"budget not an integer", okIdentity + "[limits]\nmail_sends = \"30\"\n", 5, "expected an integer"},
+		{"budget a float", okIdentity + "[limits]\nmail_sends = 1.5\n", 5, "expected an integer"},
+		{"duration not a string", okIdentity + "[mail]\nsync_interval = 60\n", 5, "expected a string, got a TOML integer"},
+		{"blocked senders not an array", okIdentity + "[mail]\nblocked_senders = \"did:agent:x\"\n", 5, "expected an array of strings"},
+		{"claude_channel not a boolean", okIdentity + "[wake]\nclaude_channel = \"yes\"\n", 5, "expected a boolean"},
+		{"argv a shell string", okIdentity + "[[wake.command]]\nargv = \"my-agent --resume\"\n", 5, "expected an array of strings"},
+		{"wake command not a table", okIdentity + "[wake]\ncommand = [\"x\"]\n", 5, "expected"},
 		{"integer overflow", okIdentity + "[state]\nrecords_per_room = 99999999999999999999\n", 5, ""},
 	}
 	for _, tc := range tests {

@@ -16,9 +16,11 @@ type Problem struct {
 	// the dotted TOML key, and it may be empty.
 	Field string
 	// Line and Column locate the problem in the file (1-based) when it was
-	// found while decoding, and for a name in a host's grants (the item,
-	// even inside a multi-line array); both are 0 for other problems found
-	// by validation and for a configuration built in memory.
+	// found while decoding, for a name in a host's grants (the item, even
+	// inside a multi-line array) and for every problem in [limits], [mail]
+	// and [wake] (the key, the array item, or the [[wake.command]] header
+	// of a command that lacks argv); both are 0 for other problems found by
+	// validation and for a configuration built in memory.
 	Line, Column int
 	// Message says what is wrong and, where it helps, how to fix it.
 	Message string

@@ -26,6 +26,9 @@ type fileConfig struct {
 	Hosts      []Host       `toml:"hosts"`
 	State      *fileState   `toml:"state"`
 	HTTP       *fileHTTP    `toml:"http"`
+	Limits     Limits       `toml:"limits"`
+	Mail       *fileMail    `toml:"mail"`
+	Wake       *fileWake    `toml:"wake"`
 	Plugins    []filePlugin `toml:"plugins"`
 }
 
@@ -40,15 +43,15 @@ type fileHTTP struct {
 }
 
 type filePlugin struct {
-	Name    string      `toml:"name"`
-	Path    string      `toml:"path"`
-	SHA256  string      `toml:"sha256"`
-	Grants  []string    `toml:"grants"`
-	Limits  *fileLimits `toml:"limits"`
-	Enabled *bool       `toml:"enabled"`
+	Name    string            `toml:"name"`
+	Path    string            `toml:"path"`
+	SHA256  string            `toml:"sha256"`
+	Grants  []string          `toml:"grants"`
+	Limits  *filePluginLimits `toml:"limits"`
+	Enabled *bool             `toml:"enabled"`
 }
 
-type fileLimits struct {
+type filePluginLimits struct {
 	MemoryMiB  *int `toml:"memory_mib"`
 	ValidateMS *int `toml:"validate_ms"`
 	WatchMS    *int `toml:"watch_ms"`
@@ -57,11 +60,15 @@ type fileLimits struct {
 
 // knownKeys lists the keys of each table, for "unknown key" messages.
 var knownKeys = map[string][]string{
-	"":               {"identities", "hosts", "state", "http", "plugins"},
+	"":               {"identities", "hosts", "state", "http", "limits", "mail", "wake", "plugins"},
 	"identities":     {"name", "key_file", "profile_services", "default", "passphrase_file"},
 	"hosts":          {"url", "label", "ca_file", "grants"},
 	"state":          {"dir", "records_per_room"},
 	"http":           {"listen", "token_file"},
+	"limits":         {"room_messages", "room_signals", "room_controls", "rooms_created", "profile_updates", "mail_sends", "mail_sends_per_recipient", "mailbox_publishes", "knowledge_submits", "delegation_writes"},
+	"mail":           {"blocked_senders", "sync_interval"},
+	"wake":           {"claude_channel", "kinds", "command"},
+	"wake.command":   {"argv", "kinds", "timeout"},
 	"plugins":        {"name", "path", "sha256", "grants", "limits", "enabled"},
 	"plugins.limits": {"memory_mib", "validate_ms", "watch_ms", "tool_ms"},
 }
@@ -112,27 +119,56 @@ func Parse(data []byte) (*Config, error) {
 	if err := dec.Decode(&fc); err != nil {
 		return nil, decodeError(err)
 	}
-	c := fc.effective()
+	c, ps := fc.effective()
 	c.normalize()
-	if err := c.Validate(); err != nil {
-		var ce *Error
-		if errors.As(err, &ce) {
-			locateGrants(ce, data)
-		}
-		return nil, err
+	if ps = append(ps, c.problems()...); len(ps) > 0 {
+		ce := &Error{Problems: ps}
+		locate(ce, data)
+		sortProblems(ce.Problems)
+		return nil, ce
 	}
 	return c, nil
 }
 
+// sortProblems puts the durations that do not parse, found before
+// Validate ran, in their place: problems in the order of the sections
+// Validate checks, and within [limits], [mail] and [wake] (whose problems
+// all have lines) in file order.
+func sortProblems(ps []Problem) {
+	rank := func(p Problem) int {
+		top, _, _ := strings.Cut(p.Field, ".")
+		top, _, _ = strings.Cut(top, "[")
+		return slices.Index(knownKeys[""], top)
+	}
+	inFileOrder := func(p Problem) bool {
+		return p.Line > 0 && slices.ContainsFunc(locatedPrefixes, func(pre string) bool { return strings.HasPrefix(p.Field, pre) })
+	}
+	slices.SortStableFunc(ps, func(a, b Problem) int {
+		if d := rank(a) - rank(b); d != 0 || !inFileOrder(a) || !inFileOrder(b) {
+			return d
+		}
+		if a.Line != b.Line {
+			return a.Line - b.Line
+		}
+		return a.Column - b.Column
+	})
+}
+
 // effective applies defaults to everything the file left out. Lists are
-// never nil, so a Config encodes to JSON with [] rather than null.
-func (fc *fileConfig) effective() *Config {
+// never nil, so a Config encodes to JSON with [] rather than null. The
+// problems are the durations that do not parse (they take their default,
+// so Validate does not report them again).
+func (fc *fileConfig) effective() (*Config, problems) {
+	var ps problems
 	c := &Config{
 		Identities: make([]Identity, 0, len(fc.Identities)),
 		Hosts:      append([]Host{}, fc.Hosts...),
 		Plugins:    make([]Plugin, 0, len(fc.Plugins)),
 		State:      State{Dir: DefaultStateDir, RecordsPerRoom: DefaultRecordsPerRoom},
 		HTTP:       HTTP{Listen: DefaultListen, TokenFile: DefaultTokenFile},
+		Limits:     fc.Limits,
+		Mail:       fc.Mail.effective(&ps),
+		Wake:       fc.Wake.effective(&ps),
 	}
 	for _, id := range fc.Identities {
 		id.ProfileServices = append([]string{}, id.ProfileServices...)
@@ -164,7 +200,7 @@ func (fc *fileConfig) effective() *Config {
 		setIf(&p.Enabled, fp.Enabled)
 		c.Plugins = append(c.Plugins, p)
 	}
-	return c
+	return c, ps
 }
 
 // DefaultPluginLimits returns the limits a plugin gets for every limit its

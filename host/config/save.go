@@ -69,6 +69,8 @@ func Default(home string, o DefaultOptions) (*Config, error) {
 		Hosts:   []Host{},
 		State:   State{Dir: DefaultStateDir, RecordsPerRoom: DefaultRecordsPerRoom},
 		HTTP:    HTTP{Listen: DefaultListen, TokenFile: DefaultTokenFile},
+		Mail:    DefaultMail(),
+		Wake:    DefaultWake(),
 		Plugins: []Plugin{},
 		home:    abs,
 	}
@@ -142,12 +144,17 @@ func (c *Config) Marshal() ([]byte, error) {
 
 // encodedConfig is the shape Marshal writes: Config with hosts whose
 // grants are written only when set, so an absent list (every capability)
-// stays absent and an empty one (none) is written as grants = [].
+// stays absent and an empty one (none) is written as grants = []; and
+// [limits], [mail] and [wake] with only what differs from the defaults, so
+// a table that sets nothing is left out.
 type encodedConfig struct {
 	Identities []Identity    `toml:"identities"`
 	Hosts      []encodedHost `toml:"hosts,omitempty"`
 	State      State         `toml:"state"`
 	HTTP       HTTP          `toml:"http"`
+	Limits     *Limits       `toml:"limits,omitempty"`
+	Mail       *encodedMail  `toml:"mail,omitempty"`
+	Wake       *encodedWake  `toml:"wake,omitempty"`
 	Plugins    []Plugin      `toml:"plugins,omitempty"`
 }
 
@@ -159,7 +166,11 @@ type encodedHost struct {
 }
 
 func (c *Config) encoded() *encodedConfig {
-	e := &encodedConfig{Identities: c.Identities, State: c.State, HTTP: c.HTTP, Plugins: c.Plugins}
+	e := &encodedConfig{Identities: c.Identities, State: c.State, HTTP: c.HTTP, Plugins: c.Plugins,
+		Mail: c.Mail.encoded(), Wake: c.Wake.encoded()}
+	if !c.Limits.IsZero() {
+		e.Limits = &c.Limits
+	}
 	for _, h := range c.Hosts {
 		eh := encodedHost{URL: h.URL, Label: h.Label, CAFile: h.CAFile}
 		if h.Grants != nil {
@@ -193,6 +204,9 @@ func (c *Config) clone() *Config {
 		p.Grants = append([]string{}, p.Grants...)
 		cp.Plugins[i] = p
 	}
+	cp.Limits = c.Limits.clone()
+	cp.Mail.BlockedSenders = slices.Clone(c.Mail.BlockedSenders)
+	cp.Wake = c.Wake.clone()
 	return &cp
 }
 

@@ -112,6 +112,49 @@ func TestSchemaAgreesWithValidator(t *testing.T) {
 		{name: "host grants all ten", doc: host("https://a.example") + "grants = [\"" + strings.Join(capability.All().Names(), "\", \"") + "\"]\n", valid: true},
 		{name: "host grants a write and its read", doc: host("https://a.example") + "grants = [\"mail.read\", \"mail.write\"]\n", valid: true},
 		{name: "host grants multi-line", doc: host("https://a.example") + "grants = [\n  \"knowledge.read\",\n  \"delegation.write\",\n]\n", valid: true},
+		{name: "limits all zero", doc: id + "[limits]\n" + allBudgets("0"), valid: true},
+		{name: "limits all set", doc: id + "[limits]\n" + allBudgets("100000"), valid: true},
+		{name: "limits empty table", doc: id + "[limits]\n", valid: true},
+		{name: "mail", doc: id + "[mail]\nblocked_senders = [\"" + agentA + "\", \"" + agentB + "\"]\nsync_interval = \"1h30m\"\n", valid: true},
+		{name: "mail bounds", doc: id + "[mail]\nblocked_senders = []\nsync_interval = \"5s\"\n", valid: true},
+		{name: "mail upper bound fractional", doc: id + "[mail]\nsync_interval = \"0.5h\"\n", valid: true},
+		{name: "mail units", doc: id + "[mail]\nsync_interval = \"1h59m59s999ms999us1000ns\"\n", valid: true},
+		{name: "wake full", doc: id + wakeDoc, valid: true},
+		{name: "wake every kind", doc: id + "[wake]\nkinds = [\"" + strings.Join(WakeKinds(), "\", \"") + "\"]\n", valid: true},
+		{name: "wake command bare name", doc: id + "[[wake.command]]\nargv = [\"my-agent\"]\ntimeout = \"1s\"\n", valid: true},
+		{name: "wake command dotted name", doc: id + "[[wake.command]]\nargv = [\".agent\", \"\u00e9\"]\ntimeout = \"24h\"\n", valid: true},
+
+		{name: "budget negative", doc: id + "[limits]\nmail_sends = -1\n"},
+		{name: "budget float", doc: id + "[limits]\nroom_signals = 2.5\n"},
+		{name: "budget unknown", doc: id + "[limits]\nroom_reactions = 2\n"},
+		{name: "blocked sender non-canonical", doc: id + "[mail]\nblocked_senders = [\"" + agentA[:len(agentA)-1] + "x\"]\n"},
+		{name: "blocked sender short", doc: id + "[mail]\nblocked_senders = [\"did:agent:abc\"]\n"},
+		{name: "blocked sender prefix", doc: id + "[mail]\nblocked_senders = [\"did:key:" + agentA[len("did:agent:"):] + "\"]\n"},
+		{name: "blocked sender twice", doc: id + "[mail]\nblocked_senders = [\"" + agentA + "\", \"" + agentA + "\"]\n"},
+		{name: "sync_interval words", doc: id + "[mail]\nsync_interval = \"1 minute\"\n"},
+		{name: "sync_interval no unit", doc: id + "[mail]\nsync_interval = \"60\"\n"},
+		{name: "sync_interval signed", doc: id + "[mail]\nsync_interval = \"+1m\"\n"},
+		{name: "sync_interval negative", doc: id + "[mail]\nsync_interval = \"-1m\"\n"},
+		{name: "sync_interval empty", doc: id + "[mail]\nsync_interval = \"\"\n"},
+		{name: "wake kind unknown", doc: id + "[wake]\nkinds = [\"room.message\"]\n"},
+		{name: "wake kinds empty", doc: id + "[wake]\nkinds = []\n"},
+		{name: "wake kind twice", doc: id + "[wake]\nkinds = [\"room.steer\", \"room.steer\"]\n"},
+		{name: "wake claude_channel string", doc: id + "[wake]\nclaude_channel = \"true\"\n"},
+		{name: "command without argv", doc: id + "[[wake.command]]\ntimeout = \"1m\"\n"},
+		{name: "command argv empty", doc: id + "[[wake.command]]\nargv = []\n"},
+		{name: "command argv relative", doc: id + "[[wake.command]]\nargv = [\"./bin/agent\"]\n"},
+		{name: "command argv relative dir", doc: id + "[[wake.command]]\nargv = [\"bin/agent\"]\n"},
+		{name: "command argv tilde", doc: id + "[[wake.command]]\nargv = [\"~/bin/agent\"]\n"},
+		{name: "command argv dot", doc: id + "[[wake.command]]\nargv = [\".\"]\n"},
+		{name: "command argv dot dot", doc: id + "[[wake.command]]\nargv = [\"..\"]\n"},
+		{name: "command program empty", doc: id + "[[wake.command]]\nargv = [\"\", \"x\"]\n"},
+		{name: "command argument empty", doc: id + "[[wake.command]]\nargv = [\"/bin/x\", \"\"]\n"},
+		{name: "command argument NUL", doc: id + "[[wake.command]]\nargv = [\"/bin/x\", \"a\\u0000b\"]\n"},
+		{name: "command kinds unknown", doc: id + "[[wake.command]]\nargv = [\"x\"]\nkinds = [\"mail.sent\"]\n"},
+		{name: "command kinds empty", doc: id + "[[wake.command]]\nargv = [\"x\"]\nkinds = []\n"},
+		{name: "command timeout not a duration", doc: id + "[[wake.command]]\nargv = [\"x\"]\ntimeout = \"ten minutes\"\n"},
+		{name: "command unknown key", doc: id + "[[wake.command]]\nargv = [\"x\"]\nshell = true\n"},
+		{name: "wake command not an array", doc: id + "[wake]\ncommand = 1\n"},
 
 		{name: "unknown top-level key", doc: "foo = 1\n" + id},
 		{name: "unknown identity key", doc: id + "nmae = \"x\"\n"},
@@ -169,6 +212,12 @@ func TestSchemaAgreesWithValidator(t *testing.T) {
 		{name: "profile services equal after normalization", doc: id + "profile_services = [\"https://p.example\", \"https://p.example:443\"]\n", goOnly: true},
 		{name: "duplicate plugin names", doc: plugin("") + "[[plugins]]\nname = \"p\"\npath = \"q\"\nsha256 = \"" + sha + "\"\n", goOnly: true},
 		{name: "bad ipv6 literal", doc: host("https://[:::]"), goOnly: true},
+		{name: "sync_interval below 5s", doc: id + "[mail]\nsync_interval = \"4999ms\"\n", goOnly: true},
+		{name: "sync_interval above 24h", doc: id + "[mail]\nsync_interval = \"24h0m1s\"\n", goOnly: true},
+		{name: "sync_interval zero", doc: id + "[mail]\nsync_interval = \"0\"\n", goOnly: true},
+		{name: "sync_interval overflows", doc: id + "[mail]\nsync_interval = \"9999999999h\"\n", goOnly: true},
+		{name: "timeout below 1s", doc: id + "[[wake.command]]\nargv = [\"x\"]\ntimeout = \"999ms\"\n", goOnly: true},
+		{name: "timeout above 24h", doc: id + "[[wake.command]]\nargv = [\"x\"]\ntimeout = \"25h\"\n", goOnly: true},
 	}
 	for _, s := range samples {
 		t.Run(s.name, func(t *testing.T) {
@@ -208,11 +257,11 @@ func TestSchemaConstantsMatchGo(t *testing.T) {
 		return v
 	}
 	defs := func(path ...string) any { return get(append([]string{"$defs"}, path...)...) }
-	checks := []struct {
-		what string
-		got  any
-		want any
-	}{
+	type check struct {
+		what      string
+		got, want any
+	}
+	checks := []check{
 		{"name pattern", defs("name", "pattern"), NamePattern},
 		{"origin pattern", defs("httpsOrigin", "pattern"), OriginPattern},
 		{"plugin name pattern", defs("plugin", "properties", "name", "pattern"), PluginNamePattern},
@@ -241,6 +290,22 @@ func TestSchemaConstantsMatchGo(t *testing.T) {
 		{"host grants items", defs("host", "properties", "grants", "items", "$ref"), "#/$defs/capability"},
 		{"host grants unique", defs("host", "properties", "grants", "uniqueItems"), true},
 		{"host grants default", defs("host", "properties", "grants", "default"), anySlice(capability.All().Names())},
+		{"duration pattern", defs("duration", "pattern"), DurationPattern},
+		{"agent id pattern", defs("agentId", "pattern"), AgentIDPattern},
+		{"blocked senders items", defs("mail", "properties", "blocked_senders", "items", "$ref"), "#/$defs/agentId"},
+		{"sync_interval default", defs("mail", "properties", "sync_interval", "default"), formatDuration(DefaultMailSyncInterval)},
+		{"wake kind enum", defs("wakeKind", "enum"), anySlice(WakeKinds())},
+		{"wake kinds default", defs("wake", "properties", "kinds", "default"), anySlice(DefaultWakeKinds())},
+		{"claude_channel default", defs("wake", "properties", "claude_channel", "default"), false},
+		{"program pattern", defs("wakeCommand", "properties", "argv", "prefixItems").([]any)[0].(map[string]any)["pattern"], ProgramPattern},
+		{"program max length", defs("wakeCommand", "properties", "argv", "prefixItems").([]any)[0].(map[string]any)["maxLength"], float64(maxPathLen)},
+		{"arg pattern", defs("wakeCommand", "properties", "argv", "items", "pattern"), ArgPattern},
+		{"timeout default", defs("wakeCommand", "properties", "timeout", "default"), formatDuration(DefaultWakeTimeout)},
+	}
+	for _, b := range limitBudgets {
+		checks = append(checks,
+			check{"limits." + b.key + " default", defs("limits", "properties", b.key, "default"), float64(b.def)},
+			check{"limits." + b.key + " minimum", defs("limits", "properties", b.key, "minimum"), float64(0)})
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(c.got, c.want) {
@@ -298,6 +363,10 @@ func TestSchemaKeysMatchGoStructs(t *testing.T) {
 		{"http", defs["http"].(map[string]any), HTTP{}},
 		{"plugins", defs["plugin"].(map[string]any), Plugin{}},
 		{"plugins.limits", defs["plugin"].(map[string]any)["properties"].(map[string]any)["limits"].(map[string]any), PluginLimits{}},
+		{"limits", defs["limits"].(map[string]any), Limits{}},
+		{"mail", defs["mail"].(map[string]any), Mail{}},
+		{"wake", defs["wake"].(map[string]any), Wake{}},
+		{"wake.command", defs["wakeCommand"].(map[string]any), WakeCommand{}},
 	}
 	for _, tb := range tables {
 		s, g, k := props(tb.schema), tags(tb.goType), sorted(knownKeys[tb.table])
@@ -306,7 +375,9 @@ func TestSchemaKeysMatchGoStructs(t *testing.T) {
 		}
 	}
 	// The file-shape structs decode the same keys as the public ones.
-	for _, pair := range [][2]any{{fileState{}, State{}}, {fileHTTP{}, HTTP{}}, {filePlugin{}, Plugin{}}, {fileLimits{}, PluginLimits{}}} {
+	for _, pair := range [][2]any{{fileState{}, State{}}, {fileHTTP{}, HTTP{}}, {filePlugin{}, Plugin{}}, {filePluginLimits{}, PluginLimits{}},
+		{fileMail{}, Mail{}}, {encodedMail{}, Mail{}}, {fileWake{}, Wake{}}, {encodedWake{}, Wake{}},
+		{fileWakeCommand{}, WakeCommand{}}, {encodedWakeCommand{}, WakeCommand{}}, {encodedConfig{}, Config{}}} {
 		if a, b := tags(pair[0]), tags(pair[1]); !slices.Equal(a, b) {
 			t.Errorf("%T keys %v differ from %T keys %v", pair[0], a, pair[1], b)
 		}

@@ -1,11 +1,12 @@
 package config
 
 import (
-	"apconnect/host/identity"
 	"fmt"
 	"net"
 	"regexp"
 	"strings"
+
+	"apconnect/host/identity"
 )
 
 // Patterns shared with schemas/config.schema.json; a test checks that the
@@ -133,9 +134,30 @@ func (c *Config) normalize() {
 // listing all problems, or nil. Load, Default and Save call it; call it
 // after changing a Config in memory.
 func (c *Config) Validate() error {
-	var ps problems
+	ps := c.problems()
+	if len(ps) == 0 {
+		return nil
+	}
+	return &Error{File: c.fileOrEmpty(), Problems: ps}
+}
 
-	// identities
+// problems checks every rule, section by section in file order.
+func (c *Config) problems() problems {
+	var ps problems
+	c.validateIdentities(&ps)
+	c.validateHosts(&ps)
+	c.validateState(&ps)
+	c.validateHTTP(&ps)
+	c.validateLimits(&ps)
+	c.validateMail(&ps)
+	c.validateWake(&ps)
+	c.validatePlugins(&ps)
+	return ps
+}
+
+// validateIdentities checks [[identities]]: names, paths, profile services
+// and the default.
+func (c *Config) validateIdentities(ps *problems) {
 	names := map[string]int{}
 	var defaults []string
 	for i, id := range c.Identities {
@@ -147,22 +169,9 @@ func (c *Config) Validate() error {
 		} else {
 			names[id.Name] = i
 		}
-		checkPath(&ps, at+".key_file", id.KeyFile, true)
-		checkPath(&ps, at+".passphrase_file", id.PassphraseFile, false)
-		seen := map[string]int{}
-		for j, s := range id.ProfileServices {
-			f := fmt.Sprintf("%s.profile_services[%d]", at, j)
-			n, err := NormalizeOrigin(s)
-			if err != nil {
-				ps.add(f, "%v", err)
-				continue
-			}
-			if k, dup := seen[n]; dup {
-				ps.add(f, "%s is listed twice (also profile_services[%d])", n, k)
-				continue
-			}
-			seen[n] = j
-		}
+		checkPath(ps, at+".key_file", id.KeyFile, true)
+		checkPath(ps, at+".passphrase_file", id.PassphraseFile, false)
+		checkProfileServices(ps, at, id.ProfileServices)
 		if id.Default {
 			defaults = append(defaults, at)
 		}
@@ -174,8 +183,30 @@ func (c *Config) Validate() error {
 			ps.add("identities", "with more than one identity exactly one must have default = true; %s all have", strings.Join(defaults, ", "))
 		}
 	}
+}
 
-	// hosts
+// checkProfileServices checks an identity's profile services: https
+// origins, none listed twice after normalization.
+func checkProfileServices(ps *problems, at string, services []string) {
+	seen := map[string]int{}
+	for j, s := range services {
+		f := fmt.Sprintf("%s.profile_services[%d]", at, j)
+		n, err := NormalizeOrigin(s)
+		if err != nil {
+			ps.add(f, "%v", err)
+			continue
+		}
+		if k, dup := seen[n]; dup {
+			ps.add(f, "%s is listed twice (also profile_services[%d])", n, k)
+			continue
+		}
+		seen[n] = j
+	}
+}
+
+// validateHosts checks [[hosts]]: URLs and labels unique, CA files and
+// grants.
+func (c *Config) validateHosts(ps *problems) {
 	labels := map[string]int{}
 	urls := map[string]int{}
 	for i, h := range c.Hosts {
@@ -194,23 +225,30 @@ func (c *Config) Validate() error {
 		} else {
 			labels[h.Label] = i
 		}
-		checkPath(&ps, at+".ca_file", h.CAFile, false)
-		checkGrants(&ps, at, h.Grants)
+		checkPath(ps, at+".ca_file", h.CAFile, false)
+		checkGrants(ps, at, h.Grants)
 	}
+}
 
-	// state
-	checkPath(&ps, "state.dir", c.State.Dir, true)
+// validateState checks [state].
+func (c *Config) validateState(ps *problems) {
+	checkPath(ps, "state.dir", c.State.Dir, true)
 	if r := c.State.RecordsPerRoom; r < MinRecordsPerRoom || r > MaxRecordsPerRoom {
 		ps.add("state.records_per_room", "%d is outside %d..%d", r, MinRecordsPerRoom, MaxRecordsPerRoom)
 	}
+}
 
-	// http
+// validateHTTP checks [http].
+func (c *Config) validateHTTP(ps *problems) {
 	if !listenRE.MatchString(c.HTTP.Listen) {
 		ps.add("http.listen", "%q must be 127.0.0.1:<port> or [::1]:<port> with a port from 1 to 65535; the MCP listener binds loopback only", c.HTTP.Listen)
 	}
-	checkPath(&ps, "http.token_file", c.HTTP.TokenFile, true)
+	checkPath(ps, "http.token_file", c.HTTP.TokenFile, true)
+}
 
-	// plugins
+// validatePlugins checks [[plugins]]: names unique and not reserved, paths,
+// digests, grants and limits.
+func (c *Config) validatePlugins(ps *problems) {
 	pnames := map[string]int{}
 	for i, p := range c.Plugins {
 		at := fmt.Sprintf("plugins[%d]", i)
@@ -226,38 +264,39 @@ func (c *Config) Validate() error {
 				pnames[p.Name] = i
 			}
 		}
-		checkPath(&ps, at+".path", p.Path, true)
+		checkPath(ps, at+".path", p.Path, true)
 		if !sha256RE.MatchString(p.SHA256) {
 			ps.add(at+".sha256", "must be the SHA-256 of the .wasm file as 64 lowercase hexadecimal digits")
 		}
-		grants := map[string]int{}
-		for j, g := range p.Grants {
-			f := fmt.Sprintf("%s.grants[%d]", at, j)
-			switch {
-			case len(g) > MaxGrantLen:
-				ps.add(f, "longer than %d characters", MaxGrantLen)
-			case !grantRE.MatchString(g):
-				ps.add(f, "%q is not a grant: use validate, watch, tools, packs or propose:<event type> (a dotted lowercase event type name such as propose:poll.create)", g)
-			case reservedProposeRE.MatchString(g):
-				ps.add(f, "%q: room.* and type.* event types are reserved by ADP and cannot be granted to a plugin", g)
-			default:
-				if k, dup := grants[g]; dup {
-					ps.add(f, "%q is already granted by grants[%d]", g, k)
-				} else {
-					grants[g] = j
-				}
+		checkPluginGrants(ps, at, p.Grants)
+		checkRange(ps, at+".limits.memory_mib", p.Limits.MemoryMiB, 1, MaxPluginMemoryMiB)
+		checkRange(ps, at+".limits.validate_ms", p.Limits.ValidateMS, 1, MaxPluginCallMS)
+		checkRange(ps, at+".limits.watch_ms", p.Limits.WatchMS, 1, MaxPluginCallMS)
+		checkRange(ps, at+".limits.tool_ms", p.Limits.ToolMS, 1, MaxPluginCallMS)
+	}
+}
+
+// checkPluginGrants checks a plugin's grants: each a grant, none reserved,
+// none twice.
+func checkPluginGrants(ps *problems, at string, grants []string) {
+	first := map[string]int{}
+	for j, g := range grants {
+		f := fmt.Sprintf("%s.grants[%d]", at, j)
+		switch {
+		case len(g) > MaxGrantLen:
+			ps.add(f, "longer than %d characters", MaxGrantLen)
+		case !grantRE.MatchString(g):
+			ps.add(f, "%q is not a grant: use validate, watch, tools, packs or propose:<event type> (a dotted lowercase event type name such as propose:poll.create)", g)
+		case reservedProposeRE.MatchString(g):
+			ps.add(f, "%q: room.* and type.* event types are reserved by ADP and cannot be granted to a plugin", g)
+		default:
+			if k, dup := first[g]; dup {
+				ps.add(f, "%q is already granted by grants[%d]", g, k)
+			} else {
+				first[g] = j
 			}
 		}
-		checkRange(&ps, at+".limits.memory_mib", p.Limits.MemoryMiB, 1, MaxPluginMemoryMiB)
-		checkRange(&ps, at+".limits.validate_ms", p.Limits.ValidateMS, 1, MaxPluginCallMS)
-		checkRange(&ps, at+".limits.watch_ms", p.Limits.WatchMS, 1, MaxPluginCallMS)
-		checkRange(&ps, at+".limits.tool_ms", p.Limits.ToolMS, 1, MaxPluginCallMS)
 	}
-
-	if len(ps) == 0 {
-		return nil
-	}
-	return &Error{File: c.fileOrEmpty(), Problems: ps}
 }
 
 func (c *Config) fileOrEmpty() string {
