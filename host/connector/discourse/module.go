@@ -45,8 +45,8 @@ const Protocol = adp.Protocol
 
 // Options configure the module.
 type Options struct {
-	// WriteLimits are the host quotas the local write backpressure mirrors
-	// (adp.DefaultLimits when nil).
+	// WriteLimits are the host quotas the local write backpressure mirrors,
+	// overriding config.toml's [limits] (tests); nil takes the config's.
 	WriteLimits *adp.Limits
 	// Packs resolves external type packs for verification (an
 	// adp.HTTPSPackFetcher when nil).
@@ -110,6 +110,7 @@ type Module struct {
 	hosts      map[string]*hostState // by origin
 	hostOrder  []string
 	writeLimit adp.Limits
+	createRate int // rooms created per minute and host (0: unlimited)
 	cache      *stateCache
 	locks      engine.KeyedLocks // per room: sync/apply and writes
 	live       *liveManager
@@ -165,11 +166,12 @@ func New(e *engine.Engine, opts Options) (*Module, error) {
 	if opts.Packs == nil {
 		opts.Packs = &adp.HTTPSPackFetcher{}
 	}
-	wl := adp.DefaultLimits()
+	wl, createRate := configLimits(e.Config.Limits)
 	if opts.WriteLimits != nil {
 		wl = *opts.WriteLimits
+		createRate, _ = adp.RateLimit(wl, adp.TypeRoomCreate, nil)
 	}
-	c := &Module{Engine: e, opts: opts, hosts: map[string]*hostState{}, writeLimit: wl, cache: newStateCache(256),
+	c := &Module{Engine: e, opts: opts, hosts: map[string]*hostState{}, writeLimit: wl, createRate: createRate, cache: newStateCache(256),
 		validators: map[string][]plugin.Validator{}, pluginErrs: map[string]string{}}
 	schemas := adp.NewSchemaCache(0)
 	labels := map[string]string{}
@@ -261,3 +263,12 @@ var instructions string
 
 // Instructions is the module's part of the server instructions.
 func (c *Module) Instructions() string { return strings.TrimSpace(instructions) }
+
+// configLimits are the local write budgets of config.toml [limits]: the
+// per-room budgets by quota class (they mirror the host's quotas, ADP 20)
+// and the rooms created per host.
+func configLimits(l config.Limits) (adp.Limits, int) {
+	wl := adp.DefaultLimits()
+	wl.MessageRate, wl.SignalRate, wl.ControlRate = l.RoomMessages(), l.RoomSignals(), l.RoomControls()
+	return wl, l.RoomsCreated()
+}

@@ -61,8 +61,7 @@ func (c *Module) RoomCreate(ctx context.Context, sess SessionID, in RoomCreateIn
 	if err := adp.CheckCreate(h.writeRules, &identity.Envelope{Event: ev}); err != nil {
 		return nil, localError(err)
 	}
-	rate, _ := adp.RateLimit(c.writeLimit, adp.TypeRoomCreate, nil)
-	if _, err := c.Take("discourse:create:"+h.origin, rate, time.Minute); err != nil {
+	if _, err := c.Take("discourse:create:"+h.origin, c.createRate, time.Minute); err != nil {
 		return nil, err
 	}
 	sent, err := engine.Submit(c.Engine, ctx, engine.Write{Kind: OutboxRoomCreate, Origin: h.origin, Capability: capability.DiscourseWrite, Event: ev},

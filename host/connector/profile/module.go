@@ -25,10 +25,6 @@ const (
 // before it is read again.
 const DefaultProfileTTL = 10 * time.Minute
 
-// DefaultUpdatesPerMinute is the local budget of profile updates per
-// profile service.
-const DefaultUpdatesPerMinute = 10
-
 // CodeStaleProfile: a profile service served an older profile than the one
 // pinned for that Agent ID (a smaller nonce, or the same nonce with another
 // envelope): a rollback, refused (0.12.6 stale_profile).

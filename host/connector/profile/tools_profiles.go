@@ -296,7 +296,7 @@ func (c *Module) ProfileUpdate(ctx context.Context, sess engine.SessionID, in Pr
 	if err != nil {
 		return nil, engine.Invalid("profile: %v", err)
 	}
-	if _, err := c.Take("profile:update:"+origin, DefaultUpdatesPerMinute, time.Minute); err != nil {
+	if _, err := c.Take("profile:update:"+origin, c.Config.Limits.ProfileUpdates(), time.Minute); err != nil {
 		return nil, err
 	}
 	ev := identity.Event{Protocol: Protocol, Type: TypeProfileUpdate, Actor: c.Self, CreatedAt: c.NowMS(), Payload: pv}
