@@ -24,7 +24,7 @@ var packages = []string{
 	"cmd/apconnect",
 	"host/connector/discourse",
 	"host/connector/profile",
-	"host/hub/discourse",
+	"host/hub/internal/discourse",
 	"host/mcpserver",
 	"host/store",
 	"test/e2e",
