@@ -274,7 +274,7 @@ func IntValue(v any) (int64, bool) {
 	return 0, false
 }
 
-// publicKeyOf decodes the actor of a shape-checked event.
+// publicKey decodes the actor of a shape-checked event.
 func (e *Event) publicKey() (ed25519.PublicKey, error) {
 	pub, err := ParseAgentID(e.Actor)
 	if err != nil {

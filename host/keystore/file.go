@@ -429,52 +429,70 @@ func parseDoc(path string, data []byte) (*doc, error) {
 		return d, nil
 	}
 
+	if err := d.parseKDF(path, top, corrupt); err != nil {
+		return nil, err
+	}
+	if err := d.parseCipher(path, top, corrupt); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// parseKDF reads the kdf member of an encrypted key file: argon2id with
+// parameters inside the accepted bounds, and its salt.
+func (d *doc) parseKDF(path string, top map[string]any, corrupt func(string, ...any) error) error {
 	kdf, err := objectMember(top, "kdf", "/kdf", kdfMembers)
 	if err != nil {
-		return nil, corrupt("%v", err)
+		return corrupt("%v", err)
 	}
 	name, err := stringMember(kdf, "name", "/kdf/name")
 	if err != nil {
-		return nil, corrupt("%v", err)
+		return corrupt("%v", err)
 	}
 	if name != KDFArgon2id {
-		return nil, newErr(CodeUnsupported, path, fmt.Sprintf("/kdf/name: unsupported KDF %s (expected %q)", quoteShort(name), KDFArgon2id), nil)
+		return newErr(CodeUnsupported, path, fmt.Sprintf("/kdf/name: unsupported KDF %s (expected %q)", quoteShort(name), KDFArgon2id), nil)
 	}
 	var raw [3]int64
 	for i, m := range []string{"time", "memory_kib", "threads"} {
 		if raw[i], err = intMember(kdf, m, "/kdf/"+m); err != nil {
-			return nil, corrupt("%v", err)
+			return corrupt("%v", err)
 		}
 	}
 	if raw[0] < 1 || raw[0] > MaxKDFTime || raw[1] < 1 || raw[1] > MaxKDFMemoryKiB || raw[2] < 1 || raw[2] > MaxKDFThreads {
-		return nil, newErr(CodeKDFParams, path, fmt.Sprintf("argon2id parameters time=%d memory_kib=%d threads=%d are outside the accepted bounds (time 1..%d, memory_kib up to %d, threads 1..%d); refusing to derive", raw[0], raw[1], raw[2], MaxKDFTime, MaxKDFMemoryKiB, MaxKDFThreads), nil)
+		return newErr(CodeKDFParams, path, fmt.Sprintf("argon2id parameters time=%d memory_kib=%d threads=%d are outside the accepted bounds (time 1..%d, memory_kib up to %d, threads 1..%d); refusing to derive", raw[0], raw[1], raw[2], MaxKDFTime, MaxKDFMemoryKiB, MaxKDFThreads), nil)
 	}
 	d.kdf = KDFParams{Time: uint32(raw[0]), MemoryKiB: uint32(raw[1]), Threads: uint8(raw[2])}
 	if err := d.kdf.Check(); err != nil {
-		return nil, newErr(CodeKDFParams, path, "refusing to derive", err)
+		return newErr(CodeKDFParams, path, "refusing to derive", err)
 	}
 	if d.salt, err = b64Member(kdf, "salt", "/kdf/salt", minSaltSize, maxSaltSize); err != nil {
-		return nil, corrupt("%v", err)
+		return corrupt("%v", err)
 	}
+	return nil
+}
 
+// parseCipher reads the cipher member of an encrypted key file:
+// XChaCha20-Poly1305, its nonce and the sealed seed.
+func (d *doc) parseCipher(path string, top map[string]any, corrupt func(string, ...any) error) error {
 	ciph, err := objectMember(top, "cipher", "/cipher", cipherMembers)
 	if err != nil {
-		return nil, corrupt("%v", err)
+		return corrupt("%v", err)
 	}
-	if name, err = stringMember(ciph, "name", "/cipher/name"); err != nil {
-		return nil, corrupt("%v", err)
+	name, err := stringMember(ciph, "name", "/cipher/name")
+	if err != nil {
+		return corrupt("%v", err)
 	}
 	if name != CipherXChaCha20Poly1305 {
-		return nil, newErr(CodeUnsupported, path, fmt.Sprintf("/cipher/name: unsupported cipher %s (expected %q)", quoteShort(name), CipherXChaCha20Poly1305), nil)
+		return newErr(CodeUnsupported, path, fmt.Sprintf("/cipher/name: unsupported cipher %s (expected %q)", quoteShort(name), CipherXChaCha20Poly1305), nil)
 	}
 	if d.nonce, err = b64Member(ciph, "nonce", "/cipher/nonce", chacha20poly1305.NonceSizeX, chacha20poly1305.NonceSizeX); err != nil {
-		return nil, corrupt("%v", err)
+		return corrupt("%v", err)
 	}
 	ctLen := SeedSize + chacha20poly1305.Overhead
 	if d.ct, err = b64Member(ciph, "ciphertext", "/cipher/ciphertext", ctLen, ctLen); err != nil {
-		return nil, corrupt("%v", err)
+		return corrupt("%v", err)
 	}
-	return d, nil
+	return nil
 }
 
 // exactMembers checks that obj has exactly the names in want (sorted).

@@ -132,83 +132,100 @@ func (d *itemDecoder) member(it *TimelineItem, name []byte) bool {
 	case "accepted_at":
 		return null || d.int(&it.AcceptedAt)
 	case "redacted":
-		switch {
-		case null:
-			return true
-		case d.literal("true"):
-			it.Redacted = true
-		case d.literal("false"):
-			it.Redacted = false
-		default:
-			return false
-		}
-		return true
+		return d.boolInto(&it.Redacted, null)
 	case "mentions":
-		if null {
-			it.Mentions = nil
-			return true
-		}
-		return d.strings(&it.Mentions)
+		return d.stringsInto(&it.Mentions, null)
 	case "references":
-		if null {
-			it.References = nil
-			return true
-		}
-		return d.strings(&it.References)
-	case "payload", "record":
-		// json.RawMessage keeps the value's bytes, null included.
-		start := d.i
-		if null {
-			start = d.i - 4
-		} else if !d.skip() {
-			return false
-		}
-		raw := json.RawMessage(append([]byte(nil), d.data[start:d.i]...))
-		if key == "payload" {
-			it.Payload = raw
-		} else {
-			it.Record = raw
-		}
-		return true
+		return d.stringsInto(&it.References, null)
+	case "payload":
+		return d.rawInto(&it.Payload, null)
+	case "record":
+		return d.rawInto(&it.Record, null)
 	case "content":
-		if null {
-			it.Content = nil
-			return true
-		}
-		if d.i < len(d.data) && d.data[d.i] == '"' {
-			s, ok := d.str()
-			it.Content = s
-			return ok
-		}
-		start := d.i
-		if !d.skip() {
-			return false
-		}
-		var v any
-		if json.Unmarshal(d.data[start:d.i], &v) != nil {
-			return false
-		}
-		it.Content = v
-		return true
+		return d.contentInto(it, null)
 	case "extra":
-		if null {
-			it.Extra = nil
-			return true
-		}
-		start := d.i
-		if !d.skip() {
-			return false
-		}
-		// encoding/json decodes into a present map; a fresh decode starts
-		// from none.
-		m := it.Extra
-		if json.Unmarshal(d.data[start:d.i], &m) != nil {
-			return false
-		}
-		it.Extra = m
-		return true
+		return d.extraInto(it, null)
 	}
 	return false // unknown, or matched only case-insensitively by encoding/json
+}
+
+// boolInto reads true or false into b (null leaves it false).
+func (d *itemDecoder) boolInto(b *bool, null bool) bool {
+	switch {
+	case null:
+		return true
+	case d.literal("true"):
+		*b = true
+	case d.literal("false"):
+		*b = false
+	default:
+		return false
+	}
+	return true
+}
+
+// stringsInto reads an array of strings into list (null: nil).
+func (d *itemDecoder) stringsInto(list *[]string, null bool) bool {
+	if null {
+		*list = nil
+		return true
+	}
+	return d.strings(list)
+}
+
+// rawInto keeps a value's bytes, null included, as json.RawMessage does.
+func (d *itemDecoder) rawInto(raw *json.RawMessage, null bool) bool {
+	start := d.i
+	if null {
+		start = d.i - 4
+	} else if !d.skip() {
+		return false
+	}
+	*raw = json.RawMessage(append([]byte(nil), d.data[start:d.i]...))
+	return true
+}
+
+// contentInto reads a message's content: a string fast, any other JSON
+// value as encoding/json decodes it into an interface.
+func (d *itemDecoder) contentInto(it *TimelineItem, null bool) bool {
+	if null {
+		it.Content = nil
+		return true
+	}
+	if d.i < len(d.data) && d.data[d.i] == '"' {
+		s, ok := d.str()
+		it.Content = s
+		return ok
+	}
+	start := d.i
+	if !d.skip() {
+		return false
+	}
+	var v any
+	if json.Unmarshal(d.data[start:d.i], &v) != nil {
+		return false
+	}
+	it.Content = v
+	return true
+}
+
+// extraInto decodes an extra object as encoding/json does: into the present
+// map, a fresh decode starting from none.
+func (d *itemDecoder) extraInto(it *TimelineItem, null bool) bool {
+	if null {
+		it.Extra = nil
+		return true
+	}
+	start := d.i
+	if !d.skip() {
+		return false
+	}
+	m := it.Extra
+	if json.Unmarshal(d.data[start:d.i], &m) != nil {
+		return false
+	}
+	it.Extra = m
+	return true
 }
 
 func (d *itemDecoder) strInto(dst *string) bool {

@@ -96,7 +96,7 @@ func (c *Module) present(ctx context.Context, sess SessionID, key, seq int64, ha
 	}))
 }
 
-// presentAndState presents the room's current head to the session and
+// presentCurrent presents the room's current head to the session and
 // returns the SyncState (with the head presented).
 func (c *Module) presentCurrent(ctx context.Context, rr *roomRef, sess SessionID) (SyncState, error) {
 	row, err := c.Store.Read().Room(ctx, rr.row.Key)

@@ -75,10 +75,31 @@ func (c *Module) RoomTimeline(ctx context.Context, sess SessionID, in RoomTimeli
 	if more {
 		out.NextAfterSeq = engine.Ptr(evs[len(evs)-1].Seq)
 	}
-	// Presenting and marking read.
-	pSeq, _, pOK, err := c.presented(ctx, sess, row.Key)
+	if err := c.presentAndMark(ctx, sess, in, row, after, more, evs); err != nil {
+		return nil, err
+	}
+	out.Sync, err = c.syncState(ctx, c.Store.Read(), rr, sess)
 	if err != nil {
 		return nil, err
+	}
+	out.UnreadCount = out.Sync.UnreadCount
+	out.History = TimelineHistory{Source: SourceLocal, LastSeq: rr.row.SyncedSeq}
+	if rr.row.SyncedSeq > 0 {
+		out.History.FirstSeq = max(rr.row.OldestSeq, 1)
+		out.History.Truncated = out.History.FirstSeq > 1
+	}
+	return out, nil
+}
+
+// presentAndMark presents what a local timeline read showed and marks it
+// read when asked: a contiguous, unfiltered read starting at or before the
+// presented head presents the latest head among its items (the room's
+// head when it reached the end); mark_read moves the read cursor through
+// its last item and resolves the room.message.new items it covers.
+func (c *Module) presentAndMark(ctx context.Context, sess SessionID, in RoomTimelineInput, row *store.Room, after int64, more bool, evs []store.Event) error {
+	pSeq, _, pOK, err := c.presented(ctx, sess, row.Key)
+	if err != nil {
+		return err
 	}
 	var presentSeq int64
 	var presentHash string
@@ -99,41 +120,28 @@ func (c *Module) RoomTimeline(ctx context.Context, sess SessionID, in RoomTimeli
 	if in.MarkRead && len(evs) > 0 {
 		markThrough = evs[len(evs)-1].Seq
 	}
-	if presentSeq > 0 || markThrough > 0 {
-		now := c.NowMS()
-		err := c.Store.Write(ctx, func(tx *store.Tx) error {
-			if presentSeq > 0 && sess != "" {
-				if err := tx.TouchSession(ctx, string(sess), now); err != nil {
-					return err
-				}
-				if err := tx.SetPresented(ctx, string(sess), row.Key, presentSeq, presentHash); err != nil {
-					return err
-				}
+	if presentSeq == 0 && markThrough == 0 {
+		return nil
+	}
+	now := c.NowMS()
+	return engine.Wrap(c.Store.Write(ctx, func(tx *store.Tx) error {
+		if presentSeq > 0 && sess != "" {
+			if err := tx.TouchSession(ctx, string(sess), now); err != nil {
+				return err
 			}
-			if markThrough > 0 {
-				cur, err := tx.SetReadSeq(ctx, row.Key, markThrough)
-				if err != nil {
-					return err
-				}
-				return tx.ResolveRead(ctx, row.Key, cur)
+			if err := tx.SetPresented(ctx, string(sess), row.Key, presentSeq, presentHash); err != nil {
+				return err
 			}
-			return nil
-		})
-		if err != nil {
-			return nil, engine.Wrap(err)
 		}
-	}
-	out.Sync, err = c.syncState(ctx, c.Store.Read(), rr, sess)
-	if err != nil {
-		return nil, err
-	}
-	out.UnreadCount = out.Sync.UnreadCount
-	out.History = TimelineHistory{Source: SourceLocal, LastSeq: rr.row.SyncedSeq}
-	if rr.row.SyncedSeq > 0 {
-		out.History.FirstSeq = max(rr.row.OldestSeq, 1)
-		out.History.Truncated = out.History.FirstSeq > 1
-	}
-	return out, nil
+		if markThrough > 0 {
+			cur, err := tx.SetReadSeq(ctx, row.Key, markThrough)
+			if err != nil {
+				return err
+			}
+			return tx.ResolveRead(ctx, row.Key, cur)
+		}
+		return nil
+	}))
 }
 
 // RoomMarkRead is agent_protocols_room_mark_read: move the room's read

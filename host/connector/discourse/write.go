@@ -3,12 +3,10 @@ package discourse
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	"apconnect/host/capability"
-	"apconnect/host/client"
 	"apconnect/host/engine"
 	"apconnect/host/identity"
 	"apconnect/host/plugin"
@@ -145,13 +143,53 @@ func holdable(class adp.Class) bool {
 // signed, the signed envelope stored in the outbox with its nonce, the
 // submission, and the accepted record verified and applied.
 func (c *Module) write(ctx context.Context, req *writeRequest) (*WriteResult, error) {
-	key := req.rr.row.Key
-	mu := c.locks.Get(writeKey(key))
+	mu := c.locks.Get(writeKey(req.rr.row.Key))
 	if err := mu.Lock(ctx); err != nil {
 		return nil, err
 	}
 	defer mu.Unlock()
-	h := req.rr.h
+	w, err := c.prepareWrite(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	resigns := 0
+	for {
+		head := w.st.Room.Head
+		if w.holdable && !baseIsCurrent(*w.base, head) {
+			switch {
+			case req.policy == PolicySendAnyway && resigns < MaxAutoResigns:
+				w.base = &head
+				resigns++
+			case req.policy == PolicyReject:
+				return c.rejected(ctx, req, *w.base)
+			default:
+				return c.hold(ctx, req, *w.base)
+			}
+		}
+		res, again, err := c.attemptWrite(ctx, req, w)
+		if !again {
+			return res, err
+		}
+	}
+}
+
+// pendingWrite is a write checked and ready to be signed against a base.
+type pendingWrite struct {
+	payload  map[string]any
+	st       *room.State
+	row      *store.Room
+	holdable bool      // subject to on_head_mismatch
+	base     *adp.Link // the head the write is made against
+	// presented is the head presented to the session when the write began.
+	presented *adp.Link
+}
+
+// prepareWrite checks the request, loads the room's verified state (syncing
+// once when the type may have been defined since), and chooses the base:
+// explicit, else the presented head, else (nothing presented in this
+// session) the current verified head after a sync.
+func (c *Module) prepareWrite(ctx context.Context, req *writeRequest) (*pendingWrite, error) {
+	key, h := req.rr.row.Key, req.rr.h
 	switch req.typ {
 	case adp.TypeRoomCreate, adp.TypeJoinRequest:
 		return nil, engine.Invalid("%s is not submitted as a room event (use agent_protocols_room_create or agent_protocols_room_join)", req.typ)
@@ -168,118 +206,118 @@ func (c *Module) write(ctx context.Context, req *writeRequest) (*WriteResult, er
 			return nil, err
 		}
 	}
-	st, row, err := c.writableState(ctx, req.rr)
+	w := &pendingWrite{payload: payload}
+	class, err := c.writeClass(ctx, req, w)
 	if err != nil {
 		return nil, err
 	}
-	class, err := adp.ClassOf(req.typ, st.Room.Types)
-	if adp.ErrorCode(err) == adp.CodeTypeNotDefined && !req.refresh {
-		// The type may have been defined since the last sync (a room that is
-		// not followed live): sync once before refusing.
-		if _, serr := c.syncRoom(ctx, h, key, req.rr.roomID, syncOptions{}); serr != nil {
-			return nil, serr
-		}
-		if st, row, err = c.writableState(ctx, req.rr); err != nil {
-			return nil, err
-		}
-		class, err = adp.ClassOf(req.typ, st.Room.Types)
-	}
-	if err != nil {
-		return nil, localError(err)
-	}
-	heldEligible := holdable(class)
-	// The base: explicit, else the presented head, else (nothing presented
-	// in this session) the current verified head after a sync.
-	base := req.base
+	w.holdable = holdable(class)
+	w.base = req.base
 	pSeq, pHash, pOK, err := c.presented(ctx, req.sess, key)
 	if err != nil {
 		return nil, err
 	}
-	if base == nil && pOK {
-		base = &adp.Link{Seq: pSeq, Hash: pHash}
+	if pOK {
+		w.presented = &adp.Link{Seq: pSeq, Hash: pHash}
+		if w.base == nil {
+			w.base = w.presented
+		}
 	}
-	if base == nil {
+	if w.base == nil {
 		if !req.refresh {
 			if _, err := c.syncRoom(ctx, h, key, req.rr.roomID, syncOptions{}); err != nil {
 				return nil, err
 			}
-			if st, row, err = c.writableState(ctx, req.rr); err != nil {
+			if w.st, w.row, err = c.writableState(ctx, req.rr); err != nil {
 				return nil, err
 			}
 		}
-		head := st.Room.Head
-		base = &head
+		head := w.st.Room.Head
+		w.base = &head
 	}
-	if base.Seq > row.SyncedSeq {
-		return nil, engine.Invalid("base_seq %d is beyond the latest verified record %d", base.Seq, row.SyncedSeq)
+	if w.base.Seq > w.row.SyncedSeq {
+		return nil, engine.Invalid("base_seq %d is beyond the latest verified record %d", w.base.Seq, w.row.SyncedSeq)
 	}
-	resigns := 0
-	for {
-		head := st.Room.Head
-		if heldEligible && !baseIsCurrent(*base, head) {
-			switch {
-			case req.policy == PolicySendAnyway && resigns < MaxAutoResigns:
-				base = &head
-				resigns++
-			case req.policy == PolicyReject:
-				return c.rejected(ctx, req, *base)
-			default:
-				return c.hold(ctx, req, *base)
-			}
+	return w, nil
+}
+
+// writeClass loads the room's writable state into w and returns the
+// freshness class of the write's type; a type the room does not define is
+// looked up once more after a sync (the room may not be followed live).
+func (c *Module) writeClass(ctx context.Context, req *writeRequest, w *pendingWrite) (adp.Class, error) {
+	var err error
+	if w.st, w.row, err = c.writableState(ctx, req.rr); err != nil {
+		return "", err
+	}
+	class, err := adp.ClassOf(req.typ, w.st.Room.Types)
+	if adp.ErrorCode(err) == adp.CodeTypeNotDefined && !req.refresh {
+		if _, serr := c.syncRoom(ctx, req.rr.h, req.rr.row.Key, req.rr.roomID, syncOptions{}); serr != nil {
+			return "", serr
 		}
-		now := c.Now()
-		f := adp.Fields{RoomID: req.rr.roomID, Base: engine.Ptr(*base)}
-		if len(req.mentions) > 0 {
-			f.Mentions = append([]string{}, req.mentions...)
+		if w.st, w.row, err = c.writableState(ctx, req.rr); err != nil {
+			return "", err
 		}
-		ev := adp.NewEvent(req.typ, c.Self, now.UnixMilli(), payload, f)
-		if err := c.localCheck(ctx, h, key, st.Room, ev); err != nil {
-			return nil, err
-		}
-		qc, _ := adp.QuotaClass(req.typ, st.Room.Types)
-		rate, _ := adp.RateLimit(c.writeLimit, req.typ, st.Room.Types)
-		budget := fmt.Sprintf("discourse:room:%d:%s", key, qc)
-		unit, err := c.Take(budget, rate, time.Minute)
+		class, err = adp.ClassOf(req.typ, w.st.Room.Types)
+	}
+	if err != nil {
+		return "", localError(err)
+	}
+	return class, nil
+}
+
+// attemptWrite builds, checks and submits the event against w.base through
+// the engine's pipeline. again is true when the host answered
+// room_head_mismatch and its history shows the head moved: w's state is
+// reloaded and the caller applies the policy again.
+func (c *Module) attemptWrite(ctx context.Context, req *writeRequest, w *pendingWrite) (res *WriteResult, again bool, err error) {
+	key, h := req.rr.row.Key, req.rr.h
+	f := adp.Fields{RoomID: req.rr.roomID, Base: engine.Ptr(*w.base)}
+	if len(req.mentions) > 0 {
+		f.Mentions = append([]string{}, req.mentions...)
+	}
+	ev := adp.NewEvent(req.typ, c.Self, c.NowMS(), w.payload, f)
+	if err := c.localCheck(ctx, h, key, w.st.Room, ev); err != nil {
+		return nil, false, err
+	}
+	qc, _ := adp.QuotaClass(req.typ, w.st.Room.Types)
+	rate, _ := adp.RateLimit(c.writeLimit, req.typ, w.st.Room.Types)
+	budget := fmt.Sprintf("discourse:room:%d:%s", key, qc)
+	unit, err := c.Take(budget, rate, time.Minute)
+	if err != nil {
+		return nil, false, err
+	}
+	sent, err := engine.Submit(c.Engine, ctx, engine.Write{Kind: OutboxRoomEvent, Origin: h.origin, Capability: capability.DiscourseWrite,
+		Event: ev, Ref: req.rr.roomID, BaseSeq: w.base.Seq}, func(ctx context.Context, env *identity.Envelope) (*adp.Record, error) {
+		res, err := h.client.Submit(ctx, req.rr.roomID, env)
 		if err != nil {
 			return nil, err
 		}
-		sent, err := engine.Submit(c.Engine, ctx, engine.Write{Kind: OutboxRoomEvent, Origin: h.origin, Capability: capability.DiscourseWrite,
-			Event: ev, Ref: req.rr.roomID, BaseSeq: base.Seq}, func(ctx context.Context, env *identity.Envelope) (*adp.Record, error) {
-			res, err := h.client.Submit(ctx, req.rr.roomID, env)
-			if err != nil {
-				return nil, err
-			}
-			return res.Record, nil
-		})
-		if err == nil {
-			return c.sent(ctx, req, sent.Result, sent.Outbox, pSeq, pOK)
-		}
-		var ce *engine.Error
-		if errors.As(err, &ce) && (ce.Code == engine.CodeSubmissionPending || ce.Code == engine.CodePermissionDenied) {
-			return nil, ce
-		}
-		var he *client.Error
-		errors.As(err, &he)
-		switch engine.ServiceCode(err) {
-		case adp.CodeRoomHeadMismatch:
-			unit.Return()
-			if _, serr := c.syncRoom(ctx, h, key, req.rr.roomID, syncOptions{}); serr != nil {
-				return nil, serr
-			}
-			if st, _, err = c.writableState(ctx, req.rr); err != nil {
-				return nil, err
-			}
-			if baseIsCurrent(*base, st.Room.Head) {
-				// The host claims the head moved but its history does not
-				// show it: retrying cannot help.
-				return nil, engine.Wrap(he)
-			}
-			continue
-		case identity.CodeRateLimited:
-			c.Drain(budget)
-		}
-		return nil, engine.Wrap(err)
+		return res.Record, nil
+	})
+	if err == nil {
+		res, err := c.sent(ctx, req, sent.Result, sent.Outbox, w.presented)
+		return res, false, err
 	}
+	switch engine.ServiceCode(err) {
+	case adp.CodeRoomHeadMismatch:
+		unit.Return()
+		if _, serr := c.syncRoom(ctx, h, key, req.rr.roomID, syncOptions{}); serr != nil {
+			return nil, false, serr
+		}
+		var lerr error
+		if w.st, _, lerr = c.writableState(ctx, req.rr); lerr != nil {
+			return nil, false, lerr
+		}
+		if baseIsCurrent(*w.base, w.st.Room.Head) {
+			// The host claims the head moved but its history does not show
+			// it: retrying cannot help.
+			return nil, false, engine.Wrap(err)
+		}
+		return nil, true, nil
+	case identity.CodeRateLimited:
+		c.Drain(budget)
+	}
+	return nil, false, engine.Wrap(err)
 }
 
 // writableState loads a room's verified state for a write: it must exist
@@ -387,7 +425,7 @@ func (c *Module) applyOwnRecord(ctx context.Context, h *hostState, key int64, ro
 // between; a message never becomes the head, a send_anyway rebase over
 // unseen records never presents), and the result carries the record and its
 // item.
-func (c *Module) sent(ctx context.Context, req *writeRequest, rec *adp.Record, obID int64, pSeq int64, pOK bool) (*WriteResult, error) {
+func (c *Module) sent(ctx context.Context, req *writeRequest, rec *adp.Record, obID int64, presented *adp.Link) (*WriteResult, error) {
 	key := req.rr.row.Key
 	if err := c.acceptOwnRecord(ctx, req.rr.h, key, req.rr.roomID, rec, obID); err != nil {
 		return nil, err
@@ -396,10 +434,10 @@ func (c *Module) sent(ctx context.Context, req *writeRequest, rec *adp.Record, o
 	if err != nil {
 		return nil, engine.Wrap(err)
 	}
-	if pOK && row.HeadSeq == rec.Seq && rec.Seq > 1 {
+	if presented != nil && row.HeadSeq == rec.Seq && rec.Seq > 1 {
 		// The head in force after the record before this one.
 		prev, err := c.Store.Read().EventAt(ctx, key, rec.Seq-1)
-		if err == nil && prev.HeadSeq == pSeq {
+		if err == nil && prev.HeadSeq == presented.Seq {
 			if err := c.present(ctx, req.sess, key, rec.Seq, rec.Hash); err != nil {
 				return nil, err
 			}

@@ -158,7 +158,7 @@ func (p *packStore) remember(ref adp.PackRef, f *fetchedPack) {
 	p.fetched[packKey(ref)] = f
 }
 
-// persist stores the external pack documents a record imported (the room's
+// persistPacks stores the external pack documents a record imported (the room's
 // imports at seq), byte for byte as their digests were verified.
 func (s *Service) persistPacks(ctx context.Context, tx *sql.Tx, room *adp.Room, seq, now int64) error {
 	for _, imp := range room.Imports {
