@@ -202,6 +202,7 @@ func checkIdentity(ctx context.Context, cs *checks, cfg *config.Config, id confi
 			cs.add(name, statusOK, "%s: encrypted key %s, passphrase ok", info.AgentID, relTo(cfg.Home(), path))
 		}
 	}
+	checkState(ctx, cs, cfg, &id, info.AgentID)
 	for _, svc := range id.ProfileServices {
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		hc := client.NewHTTPClient(profilePool(cfg, svc), timeout)
