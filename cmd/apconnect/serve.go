@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"apconnect/host/connector"
 	"apconnect/host/mcpserver"
 )
 
@@ -41,7 +42,12 @@ connections close after 60 s, and at most 64 connections are kept (fewer
 under a low file descriptor limit); when full, the oldest connection that
 never presented the token is closed first, so idle connections of other
 local processes cannot lock the token holder out. It stops cleanly on SIGINT
-or SIGTERM.`,
+or SIGTERM.
+
+The same listener serves the operator's read-only live view of the identity
+(every other path than /mcp): at start serve prints, on stderr, a line
+"operator view: URL" whose one-time token logs a browser in, and records its
+address and pid in the home for "apconnect view", which prints a new one.`,
 		example: `apconnect serve --home ~/.config/apconnect --listen 127.0.0.1:8765
 claude mcp add --transport http apconnect http://127.0.0.1:8765/mcp \
     --header "Authorization: Bearer $(cat ~/.config/apconnect/http.token)"`,
@@ -91,6 +97,14 @@ claude mcp add --transport http apconnect http://127.0.0.1:8765/mcp \
 					ln.Close()
 					return err
 				}
+				hb, stopBeat := a.beat(ctx, srv, connector.ProcessInfo{Command: "serve", Transport: "http", Addr: ln.Addr().String()})
+				defer stopBeat()
+				ov, h, err := startView(e, a, ln, token, hb.ID(), h)
+				if err != nil {
+					ln.Close()
+					return err
+				}
+				defer ov.close()
 				a.conn.Start(ctx)
 				defer a.reportPlugins(ctx, "serve")()
 				hs, capped := mcpserver.NewHTTPServer(ln, h, mcpserver.ServeLimits{Logger: logger})
