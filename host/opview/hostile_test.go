@@ -65,13 +65,21 @@ func filled[T any]() *T {
 	return &v
 }
 
-func (hostileSource) Status(context.Context) (*opview.Status, error) { return filled[opview.Status](), nil }
-func (hostileSource) Rooms(context.Context) ([]opview.Room, error)  { return *filled[[]opview.Room](), nil }
+func (hostileSource) Status(context.Context) (*opview.Status, error) {
+	return filled[opview.Status](), nil
+}
+func (hostileSource) Rooms(context.Context) ([]opview.Room, error) {
+	return *filled[[]opview.Room](), nil
+}
 func (hostileSource) Room(context.Context, int64) (*opview.RoomDetail, error) {
 	return filled[opview.RoomDetail](), nil
 }
-func (hostileSource) Inbox(context.Context) (*opview.Inbox, error)   { return filled[opview.Inbox](), nil }
-func (hostileSource) Outbox(context.Context) (*opview.Outbox, error) { return filled[opview.Outbox](), nil }
+func (hostileSource) Inbox(context.Context) (*opview.Inbox, error) {
+	return filled[opview.Inbox](), nil
+}
+func (hostileSource) Outbox(context.Context) (*opview.Outbox, error) {
+	return filled[opview.Outbox](), nil
+}
 func (hostileSource) Version(context.Context) (map[string]string, error) {
 	return map[string]string{}, nil
 }

@@ -160,16 +160,16 @@ func parsePages() (map[string]*template.Template, error) {
 // reorder text (controls, bidirectional overrides, zero-width characters)
 // visible escapes.
 var funcs = template.FuncMap{
-	"inert":   inert,
-	"short":   short,
-	"when":    when,
-	"ago":     ago,
-	"until":   until,
-	"join":    func(s []string) string { return strings.Join(s, ", ") },
-	"lower":   strings.ToLower,
+	"inert":     inert,
+	"short":     short,
+	"when":      when,
+	"ago":       ago,
+	"until":     until,
+	"join":      func(s []string) string { return strings.Join(s, ", ") },
+	"lower":     strings.ToLower,
 	"hasPrefix": strings.HasPrefix,
-	"contains": strings.Contains,
-	"roomURL": func(key int64) string { return "/rooms/" + strconv.FormatInt(key, 10) },
+	"contains":  strings.Contains,
+	"roomURL":   func(key int64) string { return "/rooms/" + strconv.FormatInt(key, 10) },
 }
 
 // inert escapes, line by line, every character termsafe escapes for a

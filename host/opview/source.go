@@ -61,9 +61,9 @@ type Status struct {
 
 // Counts are the totals the status page leads with.
 type Counts struct {
-	Rooms, FailedRooms                       int
-	Pending, Claimed, Deferred               int64
-	Drafts                                   int64
+	Rooms, FailedRooms                      int
+	Pending, Claimed, Deferred              int64
+	Drafts                                  int64
 	OutboxPending, OutboxHeld, OutboxFailed int64
 }
 
