@@ -25,7 +25,7 @@ var bg = context.Background()
 // hostile is text an attacker controls (room text, topics, profile
 // fields): markup, a script, an attribute break-out, a bidirectional
 // override and a control character.
-const hostile = `<script>alert(1)</script><img src=x onerror=alert(2)>"'><b>bold</b> **md** [x](javascript:alert(3)) ‮evil‬ ` + "\x1b[31m"
+const hostile = `<script>alert(1)</script><img src=x onerror=alert(2)>"'><b>bold</b> **md** [x](javascript:alert(3)) ` + "\u202eevil\u202c" + ` ` + "\x1b[31m"
 
 // fixture is a real hub with two agents in one room: alice, whose view is
 // served, and bob, who mentioned her with hostile text.
