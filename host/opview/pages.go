@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"apconnect/host/termsafe"
+	"apconnect/host/text"
 )
 
 // pageDef is one page: where it is served, its template and title, the
@@ -170,6 +171,7 @@ var funcs = template.FuncMap{
 	"hasPrefix": strings.HasPrefix,
 	"contains":  strings.Contains,
 	"roomURL":   func(key int64) string { return "/rooms/" + strconv.FormatInt(key, 10) },
+	"plural":    text.Plural,
 }
 
 // inert escapes, line by line, every character termsafe escapes for a
