@@ -12,7 +12,7 @@
   if (!topics.length || !main || !conn || !window.EventSource) {
     return;
   }
-  var pingMS = 5000, watchdog = 0, source = null, down = false, busy = false, again = false;
+  var pingMS = 5000, watchdog = 0, source = null, down = false, ended = false, busy = false, again = false;
 
   function show(state, text) {
     conn.className = "conn " + state;
@@ -21,7 +21,9 @@
   }
   function disconnected(why) {
     down = true;
-    show("down", "disconnected: " + why);
+    if (!ended) {
+      show("down", "disconnected: " + why);
+    }
   }
   function arm() {
     clearTimeout(watchdog);
@@ -45,6 +47,7 @@
       .then(function (r) {
         if (r.status === 401) {
           disconnected("this session ended; run `apconnect view` for a new login link");
+          ended = true;
           throw new Error("logged out");
         }
         if (!r.ok) {
@@ -76,6 +79,7 @@
         refresh();
       }
       down = false;
+      ended = false;
       live();
     });
     source.addEventListener("ping", live);
@@ -94,7 +98,10 @@
       clearTimeout(watchdog);
       disconnected("the connector is not answering (retrying)");
       if (source.readyState === EventSource.CLOSED) {
+        // Refused (a 401 once serve restarted) or gone: the page fetch
+        // says which, and the stream is tried again.
         source.close();
+        refresh();
         setTimeout(connect, 3000);
       }
     });
