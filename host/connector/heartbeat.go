@@ -20,9 +20,13 @@ import (
 // nothing else changes.
 const DefaultHeartbeatInterval = 5 * time.Second
 
-// heartbeatPrune is how long the rows of stopped or vanished processes are
-// kept.
-const heartbeatPrune = 24 * time.Hour
+// How long heartbeat rows are kept: a day for processes that vanished
+// without a clean exit (the view shows them stale), an hour for those that
+// exited (the view lists the recent ones).
+const (
+	stalePrune   = 24 * time.Hour
+	stoppedPrune = time.Hour
+)
 
 // ProcessInfo describes a connector process for its heartbeat.
 type ProcessInfo struct {
@@ -50,7 +54,8 @@ type Heartbeat struct {
 }
 
 // StartHeartbeat writes the process's first heartbeat (pruning the rows of
-// processes gone for a day) and keeps it current until Stop. A failed write
+// processes gone for a day, or exited for an hour) and keeps it current
+// until Stop. A failed write
 // is logged and tried again at the next beat; it never stops the process.
 func (c *Connector) StartHeartbeat(ctx context.Context, p ProcessInfo) *Heartbeat {
 	if p.Interval <= 0 {
@@ -65,7 +70,7 @@ func (c *Connector) StartHeartbeat(ctx context.Context, p ProcessInfo) *Heartbea
 		IntervalMS: p.Interval.Milliseconds(),
 	}, done: make(chan struct{})}
 	_ = c.engine.Store.Write(ctx, func(tx *store.Tx) error {
-		_, err := tx.PruneHeartbeats(ctx, now-heartbeatPrune.Milliseconds())
+		_, err := tx.PruneHeartbeats(ctx, now-stalePrune.Milliseconds(), now-stoppedPrune.Milliseconds())
 		return err
 	})
 	hb.write(ctx, false)

@@ -16,7 +16,7 @@ import (
 // heartbeat reads the row of id.
 func heartbeat(t *testing.T, c *connector.Connector, id string) *store.Heartbeat {
 	t.Helper()
-	rows, err := c.Store().Read().Heartbeats(ctx)
+	rows, err := c.Store().Read().Heartbeats(ctx, 200)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -176,13 +176,17 @@ func (s *connSource) counts(ctx context.Context, c *Counts) error {
 	return nil
 }
 
-// stoppedShown is how long a cleanly stopped process stays listed.
-const stoppedShown = 60 * 60 * 1000
+// Cleanly stopped processes are listed for an hour, the newest
+// stoppedListed of them.
+const (
+	stoppedShown  = 60 * 60 * 1000
+	stoppedListed = 10
+)
 
 // processes reads the heartbeats: online, stale (missed three beats) or
 // stopped.
 func (s *connSource) processes(ctx context.Context, now int64) ([]Process, error) {
-	hbs, err := s.q.Heartbeats(ctx)
+	hbs, err := s.q.Heartbeats(ctx, stoppedListed)
 	if err != nil {
 		return nil, err
 	}

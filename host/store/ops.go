@@ -78,16 +78,23 @@ func (t *Tx) PutHeartbeat(ctx context.Context, h *Heartbeat) error {
 	return err
 }
 
-// PruneHeartbeats deletes the rows of processes that stopped, or last beat,
-// before the cutoff, and returns how many it deleted.
-func (t *Tx) PruneHeartbeats(ctx context.Context, before int64) (int64, error) {
-	return t.execN(ctx, `DELETE FROM heartbeats WHERE beat_at < ? OR (stopped_at != 0 AND stopped_at < ?)`, before, before)
+// PruneHeartbeats deletes the rows of processes that last beat before
+// beatBefore (stale ones long gone) and of those that stopped cleanly before
+// stoppedBefore, and returns how many it deleted.
+func (t *Tx) PruneHeartbeats(ctx context.Context, beatBefore, stoppedBefore int64) (int64, error) {
+	return t.execN(ctx, `DELETE FROM heartbeats WHERE beat_at < ? OR (stopped_at != 0 AND stopped_at < ?)`, beatBefore, stoppedBefore)
 }
 
-// Heartbeats lists the processes' heartbeats, the most recently started
-// first (at most 200).
-func (q Q) Heartbeats(ctx context.Context) ([]*Heartbeat, error) {
-	rows, err := q.query(ctx, `SELECT `+heartbeatColumns+` FROM heartbeats ORDER BY started_at DESC, id LIMIT 200`)
+// Heartbeats lists the heartbeats of the processes that did not exit
+// cleanly (running or stale; at most 200), then of those that did (at most
+// stopped), each the most recently started first: a stream of short `call`
+// processes never hides a long-running one.
+func (q Q) Heartbeats(ctx context.Context, stopped int) ([]*Heartbeat, error) {
+	stopped = min(max(stopped, 0), 200)
+	rows, err := q.query(ctx, `SELECT * FROM (SELECT `+heartbeatColumns+` FROM heartbeats WHERE stopped_at = 0
+		ORDER BY started_at DESC, id LIMIT 200)
+		UNION ALL SELECT * FROM (SELECT `+heartbeatColumns+` FROM heartbeats WHERE stopped_at != 0
+		ORDER BY started_at DESC, id LIMIT ?)`, stopped)
 	if err != nil {
 		return nil, err
 	}

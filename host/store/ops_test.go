@@ -31,16 +31,37 @@ func TestHeartbeats(t *testing.T) {
 		rows[0].Calls = 4
 		return tx.PutHeartbeat(ctx, rows[0])
 	})
-	got, err := s.Read().Heartbeats(ctx)
+	got, err := s.Read().Heartbeats(ctx, 10)
 	if err != nil || len(got) != 3 {
 		t.Fatalf("heartbeats %v %v", got, err)
 	}
-	if g := got[2]; fmt.Sprint(*g) != fmt.Sprint(*rows[0]) {
+	if g := got[1]; fmt.Sprint(*g) != fmt.Sprint(*rows[0]) {
 		t.Fatalf("round trip:\n%+v\n%+v", *g, *rows[0])
 	}
-	if got[0].ID != "h/3/300" || got[1].ID != "h/2/200" {
-		t.Fatalf("order: newest first: %s %s", got[0].ID, got[1].ID)
+	// Running (or stale) first, newest first; then the stopped ones.
+	if got[0].ID != "h/2/200" || got[1].ID != "h/1/100" || got[2].ID != "h/3/300" {
+		t.Fatalf("order: %s %s %s", got[0].ID, got[1].ID, got[2].ID)
 	}
+	// Many short processes that exited never push a running one out.
+	mustWrite(t, s, func(tx *Tx) error {
+		for i := range 300 {
+			if err := tx.PutHeartbeat(ctx, &Heartbeat{ID: fmt.Sprint("call/", i), Command: "call", Transport: "cli", StartedAt: int64(1000 + i),
+				BeatAt: int64(1000 + i), IntervalMS: 1000, StoppedAt: int64(1000 + i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if got, _ := s.Read().Heartbeats(ctx, 5); len(got) != 7 || got[0].ID != "h/2/200" || got[1].ID != "h/1/100" || got[2].ID != "call/299" {
+		t.Fatalf("with many stopped calls: %d rows, first %s", len(got), got[0].ID)
+	}
+	mustWrite(t, s, func(tx *Tx) error {
+		n, err := tx.PruneHeartbeats(ctx, 0, 1300)
+		if err == nil && n != 301 {
+			err = fmt.Errorf("pruned %d stopped", n)
+		}
+		return err
+	})
 	for _, tc := range []struct {
 		h     *Heartbeat
 		now   int64
@@ -57,13 +78,13 @@ func TestHeartbeats(t *testing.T) {
 		}
 	}
 	mustWrite(t, s, func(tx *Tx) error {
-		n, err := tx.PruneHeartbeats(ctx, 6_000)
-		if err == nil && n != 2 {
+		n, err := tx.PruneHeartbeats(ctx, 6_000, 0)
+		if err == nil && n != 1 {
 			err = fmt.Errorf("pruned %d", n)
 		}
 		return err
 	})
-	if got, _ := s.Read().Heartbeats(ctx); len(got) != 1 || got[0].ID != "h/1/100" {
+	if got, _ := s.Read().Heartbeats(ctx, 10); len(got) != 1 || got[0].ID != "h/1/100" {
 		t.Fatalf("after prune %v", got)
 	}
 }
