@@ -42,12 +42,7 @@ connections close after 60 s, and at most 64 connections are kept (fewer
 under a low file descriptor limit); when full, the oldest connection that
 never presented the token is closed first, so idle connections of other
 local processes cannot lock the token holder out. It stops cleanly on SIGINT
-or SIGTERM.
-
-The same listener serves the operator's read-only live view of the identity
-(every other path than /mcp): at start serve prints, on stderr, a line
-"operator view: URL" whose one-time token logs a browser in, and records its
-address and pid in the home for "apconnect view", which prints a new one.`,
+or SIGTERM.`,
 		example: `apconnect serve --home ~/.config/apconnect --listen 127.0.0.1:8765
 claude mcp add --transport http apconnect http://127.0.0.1:8765/mcp \
     --header "Authorization: Bearer $(cat ~/.config/apconnect/http.token)"`,
