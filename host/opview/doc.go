@@ -29,4 +29,19 @@
 //     and the view on one listener;
 //   - static/: the page script (app.js: the stream and the live refresh)
 //     and style sheet. Nothing is fetched from anywhere else.
+//
+// Adding a page (a protocol module's: mailboxes and letters, knowledge
+// items, delegations; the wake log):
+//
+//  1. a Source method returning plain data types of this package
+//     (source.go), and the topic its changes fall under in Version;
+//  2. its reading in connsource.go, from the module's exported local views
+//     (never its tools, which may fetch, sign or mark read) or read methods
+//     of the store, and a part of store.ViewFingerprint for its tables;
+//  3. templates/<page>.html defining "content", every string through
+//     inert, and one pageDef line in pageList (pages.go);
+//  4. the tests: hostileSource (hostile_test.go) then fills every string
+//     of the new types; add the page to its path list, to
+//     TestPagesShowTheConnectorState with real data, and to the browser
+//     test (test/browser) with its screenshot.
 package opview
