@@ -109,9 +109,13 @@ func (s *connSource) Status(ctx context.Context) (*Status, error) {
 			o.DiscoveryAt = hi.CheckedAt
 		}
 		byState := map[string]int{}
+		var errAt int64
 		for _, ss := range streams {
 			if ss.Host == o.URL {
 				byState[ss.State]++
+				if ss.Error != "" && ss.Since >= errAt {
+					o.StreamError, errAt = ss.Error, ss.Since
+				}
 			}
 		}
 		for _, k := range []string{discourse.StreamLive, discourse.StreamConnecting, discourse.StreamRetrying, discourse.StreamWaiting, discourse.StreamPolled} {

@@ -212,3 +212,22 @@ func TestOutboxAndDrafts(t *testing.T) {
 		t.Errorf("fragment: %d %s", a.status, a.body)
 	}
 }
+
+// A host that goes away is never shown live: the room's stream turns
+// retrying, with the failure, on the status and rooms pages.
+func TestHostDownIsNotLive(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, opview.Options{})
+	c := f.login(t, browser(t))
+	f.waitFor(t, "the stream live", func() bool {
+		return strings.Contains(rowWith(f.get(t, c, "/rooms", nil).body, f.roomID), `class="stream live"`)
+	})
+	f.hub.Close()
+	f.waitFor(t, "the stream retrying", func() bool {
+		body := f.get(t, c, "/", nil).body
+		return strings.Contains(body, "1 retrying") && strings.Contains(body, `class="small bad-text"`)
+	})
+	if row := rowWith(f.get(t, c, "/rooms", nil).body, f.roomID); strings.Contains(row, `class="stream live"`) || !strings.Contains(row, "retrying") {
+		t.Fatalf("rooms row with the host down: %s", row)
+	}
+}

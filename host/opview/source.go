@@ -77,8 +77,10 @@ type Origin struct {
 	DiscoveryAt int64
 	Rooms       int
 	FailedRooms int
-	// Streams counts this process's live streams to it by state.
-	Streams []Count
+	// Streams counts this process's live streams to it by state;
+	// StreamError is the latest failure of one that is retrying or waiting.
+	Streams     []Count
+	StreamError string
 	// LastEventAt is the newest record time of its rooms.
 	LastEventAt int64
 	// Lag is the sum over its rooms of remote_seq − synced_seq.
