@@ -64,6 +64,9 @@ func TestServeOperatorView(t *testing.T) {
 			t.Fatalf("view --agent %s: %d %q %q", name, code, out, errOut)
 		}
 	}
+	// A stdio mcp of alice's identity shows with its client and last call.
+	p := startMCP(t, home, "alice", procOptions{})
+	call(t, p, "identity_current", map[string]any{})
 	// A call of alice's identity leaves its heartbeat (stopped) behind.
 	if code, out, errOut := apconnect(t, "call", "--home", home, "--agent", "alice", "identity_current"); code != 0 {
 		t.Fatalf("call: %s %s", out, errOut)
@@ -76,8 +79,18 @@ func TestServeOperatorView(t *testing.T) {
 	if code, _ := viewGet(t, c, first); code != http.StatusForbidden {
 		t.Fatalf("a used login URL: %d", code)
 	}
-	code, page := viewGet(t, c, "http://"+alice.hostport+"/")
-	for _, want := range []string{`data-state="online"`, "this view", ">call <", ">serve <", "stopped", h.Origin()} {
+	var code int
+	var page string
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, page = viewGet(t, c, "http://"+alice.hostport+"/")
+		if strings.Contains(page, "e2e-alice 0") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, want := range []string{`data-state="online"`, "this view", ">call <", ">serve <", ">mcp <", "e2e-alice 0",
+		"agent_protocols_identity_current", "stopped", h.Origin()} {
 		if code != http.StatusOK || !strings.Contains(page, want) {
 			t.Errorf("status page (%d) lacks %q", code, want)
 		}
