@@ -18,7 +18,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHTIME ?= 1s
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')
 
-.PHONY: all build plugins guest-plugins guest-rust guest-c test test-tools lint bench fuzz demo clean conformance interop interop-py interop-rust
+.PHONY: all build plugins guest-plugins guest-rust guest-c test test-tools lint bench fuzz demo clean conformance interop interop-py interop-rust browser-test
 
 all: build
 
@@ -87,6 +87,7 @@ lint:
 	@unformatted=$$(gofmt -l $(GOFILES)); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags browser ./test/browser/
 	cd sdk-guest && $(GO) vet ./... && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...
 	@set -e; for d in plugins/*/ examples/plugins/*/; do \
 		[ -f $$d/go.mod ] || continue; \
@@ -150,6 +151,14 @@ $(CONFORMANCE_DIR)/node_modules/.installed: $(CONFORMANCE_DIR)/package.json $(CO
 	touch $@
 conformance: $(CONFORMANCE_DIR)/node_modules/.installed
 	$(GO) test -tags conformance -count=1 -v -run '^TestConformance$$' ./$(CONFORMANCE_DIR)/
+
+## browser-test: the operator's live view (host/opview) in headless Chromium
+## (Debian's chromium and chromium-driver; CI installs them): a hub, two agents
+## and apconnect serve, every page, a live update, and the pages' screenshots
+## written to docs/opview/. Not part of make test (it builds a plugin and
+## drives a browser: about two minutes on two cores).
+browser-test:
+	$(GO) test -tags browser -count=1 -v ./test/browser/
 
 ## bench: Go benchmarks, summarized in bench/report.json and a table of
 ## every target (pass, MISS or not run). The verify-archive row's peer is the

@@ -74,7 +74,9 @@ echo '{"room_id":"d8ftedhpqhsusbg001tg","unread_only":true}' | apconnect call ro
 					return err
 				}
 				defer a.close()
-				cs, err := cliSession(ctx, a, e)
+				hb, stopBeat := a.beat(ctx, nil, connector.ProcessInfo{Command: "call", Transport: "cli"})
+				defer stopBeat()
+				cs, err := cliSession(ctx, a, e, hb)
 				if err != nil {
 					return err
 				}
@@ -116,10 +118,11 @@ func callArguments(e *env, rest []string) (json.RawMessage, error) {
 }
 
 // cliSession serves the connector in-process and connects a client to it.
-func cliSession(ctx context.Context, a *agentProcess, e *env) (*mcp.ClientSession, error) {
+func cliSession(ctx context.Context, a *agentProcess, e *env, hb *connector.Heartbeat) (*mcp.ClientSession, error) {
 	sess := connector.SessionID("cli:" + a.ident.Name)
 	srv := mcpserver.New(a.conn, mcpserver.Options{Version: versionString(), Logger: a.log,
 		SessionID: func(*mcp.ServerSession) connector.SessionID { return sess }})
+	watchCalls(srv, hb)
 	ct, st := mcp.NewInMemoryTransports()
 	if _, err := srv.Connect(ctx, st, nil); err != nil {
 		return nil, err

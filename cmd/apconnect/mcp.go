@@ -83,6 +83,8 @@ func runMCP(ctx context.Context, e *env, home, agent string, logger *slog.Logger
 	a.conn.Start(ctx)
 	defer a.reportPlugins(ctx, "mcp")()
 	srv := mcpserver.New(a.conn, mcpserver.Options{Version: versionString(), Logger: logger})
+	_, stopBeat := a.beat(ctx, srv, connector.ProcessInfo{Command: "mcp", Transport: "stdio"})
+	defer stopBeat()
 	logger.Info("serving MCP over stdio", "identity", a.ident.Name, "agent_id", a.conn.AgentID(), "home", a.cfg.Home())
 	err = srv.Run(ctx, mcpserver.NewStdioTransport(readCloser(e.stdin), writeCloser(e.stdout), mcpserver.StdioOptions{Logger: logger}))
 	switch {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"apconnect/host/connector"
 	"apconnect/host/mcpserver"
 )
 
@@ -91,6 +92,14 @@ claude mcp add --transport http apconnect http://127.0.0.1:8765/mcp \
 					ln.Close()
 					return err
 				}
+				hb, stopBeat := a.beat(ctx, srv, connector.ProcessInfo{Command: "serve", Transport: "http", Addr: ln.Addr().String()})
+				defer stopBeat()
+				ov, h, err := startView(e, a, ln, token, hb.ID(), h)
+				if err != nil {
+					ln.Close()
+					return err
+				}
+				defer ov.close()
 				a.conn.Start(ctx)
 				defer a.reportPlugins(ctx, "serve")()
 				hs, capped := mcpserver.NewHTTPServer(ln, h, mcpserver.ServeLimits{Logger: logger})

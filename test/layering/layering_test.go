@@ -43,7 +43,7 @@ var layers = [][]string{
 	// test helpers.
 	{"host/connector", "host/connector/internal/connectortest"},
 	// 9: the MCP surface.
-	{"host/mcpserver", "host/mcpserver/"},
+	{"host/mcpserver", "host/mcpserver/", "host/opview"},
 	// 10: the binary, tests, examples and the first-party plugin tests.
 	{"cmd/", "test/", "examples/", "plugins"},
 }
@@ -103,6 +103,10 @@ var denied = map[string][]string{
 	// The MCP surface reads state through the engine, never around it.
 	"host/mcpserver": {"host/store", "host/config", "host/client", "host/room", "host/proto/adp", "host/proto/profile",
 		"host/proto/mail", "host/proto/knowledge", "host/proto/delegation"},
+	// The operator's read-only view (layer 9, beside the MCP surface) reads
+	// the connector's local views and the store; it never holds the engine
+	// (the signing pipeline), a key or a client.
+	"host/opview": {"host/engine", "host/keystore", "host/client", "host/mcpserver"},
 }
 
 type pkg struct {

@@ -26,6 +26,7 @@ var packages = []string{
 	"host/connector/profile",
 	"host/hub/internal/discourse",
 	"host/mcpserver",
+	"host/opview",
 	"host/store",
 	"test/e2e",
 }

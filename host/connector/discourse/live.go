@@ -39,6 +39,10 @@ type liveStream struct {
 	// wake ends a follower's wait for membership early: the live set was
 	// re-read, so the agent may have just joined.
 	wake chan struct{}
+	// status and started are the stream's state (live_states.go), under
+	// the manager's mu.
+	status  StreamState
+	started int64
 }
 
 func newLiveManager(c *Module) *liveManager {
@@ -184,7 +188,7 @@ func (m *liveManager) reconcile(ctx context.Context) {
 			continue
 		}
 		sctx, cancel := context.WithCancel(ctx)
-		s := &liveStream{ref: r, cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1)}
+		s := &liveStream{ref: r, cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1), started: m.c.NowMS()}
 		m.streams[r.Key] = s
 		go func() {
 			defer close(s.done)
@@ -261,6 +265,7 @@ func (m *liveManager) follow(ctx context.Context, ls *liveStream) {
 			d := bo.Next()
 			switch engine.ServiceCode(err) {
 			case adp.CodeMembershipRequired, identity.CodePermissionDenied, adp.CodeRoomNotFound, identity.CodeNotFound:
+				m.setStreamState(ls, StreamWaiting, err)
 				// Not (or no longer) a member: history tells why; poll
 				// slowly, but retry at once when the live set is re-read
 				// (the agent may just have joined).
@@ -278,6 +283,7 @@ func (m *liveManager) follow(ctx context.Context, ls *liveStream) {
 				timer.Stop()
 				continue
 			}
+			m.setStreamState(ls, StreamRetrying, err)
 			if client.Sleep(ctx, d) != nil {
 				return
 			}
@@ -293,8 +299,10 @@ func (m *liveManager) follow(ctx context.Context, ls *liveStream) {
 		if err == nil {
 			c.pollJoinRequests(ctx, h, ref)
 		}
+		m.setStreamState(ls, StreamLive, nil)
 		failed := m.consume(ctx, h, ref, s)
 		s.Close()
+		m.setStreamState(ls, StreamRetrying, nil)
 		if failed {
 			m.kick()
 			return
