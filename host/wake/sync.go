@@ -1,0 +1,105 @@
+package wake
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"apconnect/host/capability"
+	"apconnect/host/client"
+	"apconnect/host/connector"
+)
+
+// SyncJob is one module's periodic background sync, such as Agent Mail's
+// mailbox sync: the resident connector runs it every Every whether or not
+// a client is connected, in one process of the identity at a time (a lease
+// in the store), only while the operator grants Need on Origin, and backs
+// off after the service answers 429 or 5xx. What a round stores (inbox
+// items included) is announced like anything a tool call stores.
+type SyncJob struct {
+	// Name names the job (its lease is sync:<Name>) and its logs.
+	Name string
+	// Every is the interval between rounds ([mail] sync_interval for mail).
+	Every time.Duration
+	// Need is the capability a round needs on Origin (capability.MailRead).
+	Need capability.Capability
+	// Origin returns the origin a round reaches ("" when there is nothing
+	// to sync yet: the round is skipped). Called before each round.
+	Origin func() string
+	// Run does one round without an MCP session. Its context carries the
+	// grant of Need on Origin (engine.Need). An error that is, or wraps, a
+	// *client.Error with status 429 or 5xx backs the job off.
+	Run func(ctx context.Context) error
+}
+
+// syncJobs are the connector's background syncs. Wiring a module in is one
+// line here; Agent Mail's, once its module has a session-free sync, is
+//
+//	{Name: "mail", Every: c.Engine().Config.Mail.SyncInterval, Need: capability.MailRead, Origin: c.Mail().SyncOrigin, Run: c.Mail().Sync},
+func syncJobs(c *connector.Connector) []SyncJob {
+	_ = c
+	return []SyncJob{}
+}
+
+// maxBackoff caps the wait after repeated 429 or 5xx answers.
+const maxBackoff = time.Hour
+
+// runSync runs a job every Every while this process holds its lease.
+func (s *Service) runSync(ctx context.Context, j SyncJob) {
+	if j.Every <= 0 || j.Run == nil || j.Origin == nil {
+		s.log.Warn("wake: a sync job without interval, origin or run is skipped", "job", j.Name)
+		return
+	}
+	l := s.lease(syncJob+j.Name, j.Every+s.opts.LeaseTTL)
+	defer l.release()
+	failures := 0
+	wait := time.Duration(0)
+	for sleep(ctx, wait) {
+		// The lease outlasts the wait before the next round, so another
+		// process neither syncs in between nor ignores a backoff.
+		wait = j.Every
+		l.ttl = wait + s.opts.LeaseTTL
+		held, _, err := l.hold(ctx)
+		if err != nil || !held {
+			continue
+		}
+		origin := j.Origin()
+		if origin == "" {
+			continue
+		}
+		gctx, err := s.e.Need(ctx, origin, j.Need)
+		if err != nil {
+			continue // not granted: nothing is reached; asked again next round
+		}
+		err = j.Run(gctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if retry, ok := backoff(err); ok {
+			failures++
+			wait = max(retry, min(j.Every<<min(failures, 10), maxBackoff))
+			l.ttl = wait + s.opts.LeaseTTL
+			_, _, _ = l.hold(ctx)
+			s.log.Warn("wake: background sync refused, backing off", "job", j.Name, "origin", origin, "wait", wait, "err", err)
+			continue
+		}
+		failures = 0
+		if err != nil {
+			s.log.Warn("wake: background sync failed", "job", j.Name, "origin", origin, "err", err)
+		}
+	}
+}
+
+// backoff reports whether err is a 429 or 5xx answer, with the wait the
+// service asked for (Retry-After, 0 when none).
+func backoff(err error) (time.Duration, bool) {
+	var ce *client.Error
+	if !errors.As(err, &ce) {
+		return 0, false
+	}
+	if ce.Status == http.StatusTooManyRequests || ce.Status >= 500 {
+		return ce.RetryAfter, true
+	}
+	return 0, false
+}
