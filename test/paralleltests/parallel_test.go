@@ -27,6 +27,7 @@ var packages = []string{
 	"host/hub/internal/discourse",
 	"host/mcpserver",
 	"host/store",
+	"host/wake",
 	"test/e2e",
 }
 

@@ -1,0 +1,103 @@
+package wake
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"apconnect/host/capability"
+	"apconnect/host/client"
+	"apconnect/host/config"
+)
+
+const origin = "https://127.0.0.1:9"
+
+// A background sync runs every interval in one process of the identity,
+// only while the operator grants it; it backs off after 429 and 5xx (at least
+// the Retry-After), not after other errors; it never runs without the
+// grant or without an origin.
+func TestSyncJobs(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		grants []string
+		need   capability.Capability
+		origin string
+		errs   []error // what successive rounds return
+		check  func(t *testing.T, at []time.Time)
+	}{
+		{name: "every interval", grants: []string{"discourse.read"}, need: capability.DiscourseRead, origin: origin, check: func(t *testing.T, at []time.Time) {
+			if len(at) < 5 {
+				t.Errorf("%d rounds in 600 ms every 50 ms", len(at))
+			}
+		}},
+		{name: "not granted", grants: []string{"discourse.read"}, need: capability.MailRead, origin: origin, check: func(t *testing.T, at []time.Time) {
+			if len(at) != 0 {
+				t.Errorf("%d rounds without the grant", len(at))
+			}
+		}},
+		{name: "no origin", need: capability.MailRead, origin: "", check: func(t *testing.T, at []time.Time) {
+			if len(at) != 0 {
+				t.Errorf("%d rounds without an origin", len(at))
+			}
+		}},
+		{name: "429 retry-after", need: capability.MailRead, origin: origin,
+			errs: []error{&client.Error{Status: http.StatusTooManyRequests, RetryAfter: 400 * time.Millisecond}}, check: func(t *testing.T, at []time.Time) {
+				if len(at) < 2 || at[1].Sub(at[0]) < 400*time.Millisecond {
+					t.Errorf("rounds at %v: no backoff of 400 ms after a 429", at)
+				}
+			}},
+		{name: "5xx doubles", need: capability.MailRead, origin: origin,
+			errs: []error{&client.Error{Status: 503}, &client.Error{Status: 502}, &client.Error{Status: 500}}, check: func(t *testing.T, at []time.Time) {
+				if len(at) < 3 || at[1].Sub(at[0]) < 100*time.Millisecond || at[2].Sub(at[1]) < 200*time.Millisecond {
+					t.Errorf("rounds at %v: no doubling backoff after 5xx", at)
+				}
+			}},
+		{name: "other errors", need: capability.MailRead, origin: origin,
+			errs: []error{&client.Error{Status: 400}, context.DeadlineExceeded, &client.Error{Status: 404}}, check: func(t *testing.T, at []time.Time) {
+				if len(at) < 5 {
+					t.Errorf("%d rounds: backed off after errors that are not 429 or 5xx", len(at))
+				}
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHome(t, tc.grants, nil)
+			var calls counter
+			job := SyncJob{Name: "mail", Every: 50 * time.Millisecond, Need: tc.need, Origin: func() string { return tc.origin },
+				Run: func(context.Context) error {
+					n := len(calls.times())
+					calls.hit()
+					if n < len(tc.errs) {
+						return tc.errs[n]
+					}
+					return nil
+				}}
+			// Two processes: one runs the job.
+			a, b := h.open(), h.open()
+			service(t, a, Options{Syncs: []SyncJob{job}})
+			service(t, b, Options{Syncs: []SyncJob{job}})
+			time.Sleep(600 * time.Millisecond)
+			at := calls.times()
+			for i := 1; i < len(at); i++ {
+				if at[i].Sub(at[i-1]) < 40*time.Millisecond {
+					t.Errorf("rounds %d and %d %s apart: two processes ran the job", i-1, i, at[i].Sub(at[i-1]))
+				}
+			}
+			tc.check(t, at)
+		})
+	}
+}
+
+// The connector's own sync jobs are well formed.
+func TestSyncJobsOfTheConnector(t *testing.T) {
+	t.Parallel()
+	c := newHome(t, nil, func(w *config.Wake) {}).open()
+	for _, j := range syncJobs(c) {
+		if j.Name == "" || j.Every < config.MinMailSyncInterval || j.Run == nil || j.Origin == nil || !j.Need.Valid() {
+			t.Errorf("job %+v", j)
+		}
+	}
+}
