@@ -252,4 +252,3 @@ func TestCommandMinGap(t *testing.T) {
 		}
 	}
 }
-
