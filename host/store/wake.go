@@ -220,6 +220,8 @@ func (q Q) WakeCandidates(ctx context.Context, wq WakeQuery) ([]WakeItem, error)
 
 // WakeClaim is a wake about to be delivered.
 type WakeClaim struct {
+	// Item is the item; its RoomID, Host and Seq are what the log keeps
+	// (the item's own, for an item of no room that names one).
 	Item   WakeItem
 	Via    string
 	Target string
@@ -237,9 +239,9 @@ type WakeClaim struct {
 // exists already — the caller must then not deliver it.
 func (t *Tx) ClaimWake(ctx context.Context, c WakeClaim) (id int64, ok bool, err error) {
 	err = t.queryRow(ctx, `INSERT INTO wake_log (inbox_id, kind, room_id, host, seq, via, target, label, holder, state, created_at)
-		SELECT id, kind, ?, ?, seq, ?, ?, ?, ?, ?, ? FROM inbox WHERE id = ? AND state = 'pending'
+		SELECT id, kind, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM inbox WHERE id = ? AND state = 'pending'
 		ON CONFLICT (target, inbox_id) DO NOTHING RETURNING id`,
-		c.Item.RoomID, c.Item.Host, c.Via, c.Target, c.Label, c.Holder, c.State, c.At, c.Item.ID).Scan(&id)
+		c.Item.RoomID, c.Item.Host, c.Item.Seq, c.Via, c.Target, c.Label, c.Holder, c.State, c.At, c.Item.ID).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}

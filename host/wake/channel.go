@@ -146,7 +146,7 @@ func (a *announcer) deliver(ctx context.Context, batch []store.WakeItem) error {
 				a.s.log.Warn("wake: an unreadable inbox item", "err", err)
 				continue
 			}
-			id, ok, err := tx.ClaimWake(ctx, store.WakeClaim{Item: w, Via: store.WakeViaChannel, Target: a.target, Label: a.label,
+			id, ok, err := tx.ClaimWake(ctx, store.WakeClaim{Item: logged(w, it), Via: store.WakeViaChannel, Target: a.target, Label: a.label,
 				Holder: a.s.holder, State: store.WakeSent, At: a.s.e.NowMS()})
 			if err != nil {
 				return err

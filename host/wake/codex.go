@@ -38,9 +38,9 @@ const codexShown = 5
 // stop of the session is not blocked again for them: an agent that chooses
 // not to act is not looped. holder names the process in the log.
 func CodexStop(ctx context.Context, st *store.Store, kinds []string, in CodexInput, holder string, now int64) (*CodexDecision, error) {
-	target := "codex"
+	target, label := "codex", "Codex (no session id)"
 	if in.SessionID != "" {
-		target = "codex:" + text.Truncate(in.SessionID, 200)
+		target, label = "codex:"+text.Truncate(in.SessionID, 200), "Codex session "+safe(in.SessionID)
 	}
 	var items []inbox.Item
 	err := st.Write(ctx, func(tx *store.Tx) error {
@@ -53,8 +53,8 @@ func CodexStop(ctx context.Context, st *store.Store, kinds []string, in CodexInp
 			if err != nil {
 				continue
 			}
-			_, ok, err := tx.ClaimWake(ctx, store.WakeClaim{Item: w, Via: store.WakeViaCodex, Target: target,
-				Label: "Codex session " + safe(in.SessionID), Holder: holder, State: store.WakeSent, At: now})
+			_, ok, err := tx.ClaimWake(ctx, store.WakeClaim{Item: logged(w, it), Via: store.WakeViaCodex, Target: target,
+				Label: label, Holder: holder, State: store.WakeSent, At: now})
 			if err != nil {
 				return err
 			}

@@ -58,6 +58,16 @@ func safe(s string) string {
 	return s
 }
 
+// logged is the candidate as the wake log keeps it: with the room, host
+// and seq the item names.
+func logged(w store.WakeItem, it inbox.Item) store.WakeItem {
+	w.RoomID, w.Host = it.RoomID, it.Host
+	if it.Seq != nil {
+		w.Seq = *it.Seq
+	}
+	return w
+}
+
 // seqString is the item's seq in decimal, "" when it has none.
 func seqString(it inbox.Item) string {
 	if it.Seq == nil {

@@ -100,6 +100,10 @@ func (r *runner) round(ctx context.Context) {
 // taken over from a process that stopped marks that process's unfinished
 // runs interrupted.
 func (r *runner) claim(ctx context.Context, w store.WakeItem) (id int64, held, ok bool) {
+	lw := w
+	if it, err := item(w); err == nil {
+		lw = logged(w, it)
+	}
 	err := r.s.st.Write(ctx, func(tx *store.Tx) error {
 		var fresh bool
 		var err error
@@ -112,7 +116,7 @@ func (r *runner) claim(ctx context.Context, w store.WakeItem) (id int64, held, o
 				return err
 			}
 		}
-		id, ok, err = tx.ClaimWake(ctx, store.WakeClaim{Item: w, Via: store.WakeViaCommand, Target: r.key, Label: r.label,
+		id, ok, err = tx.ClaimWake(ctx, store.WakeClaim{Item: lw, Via: store.WakeViaCommand, Target: r.key, Label: r.label,
 			Holder: r.s.holder, State: store.WakeClaimed, At: now})
 		return err
 	})

@@ -25,11 +25,12 @@ func TestSyncJobs(t *testing.T) {
 		need   capability.Capability
 		origin string
 		errs   []error // what successive rounds return
+		rounds int     // the rounds to wait for (0: wait 400 ms)
 		check  func(t *testing.T, at []time.Time)
 	}{
-		{name: "every interval", grants: []string{"discourse.read"}, need: capability.DiscourseRead, origin: origin, check: func(t *testing.T, at []time.Time) {
-			if len(at) < 5 {
-				t.Errorf("%d rounds in 600 ms every 50 ms", len(at))
+		{name: "every interval", grants: []string{"discourse.read"}, need: capability.DiscourseRead, origin: origin, rounds: 5, check: func(t *testing.T, at []time.Time) {
+			if d := at[4].Sub(at[0]); d < 200*time.Millisecond {
+				t.Errorf("5 rounds in %s every 50 ms", d)
 			}
 		}},
 		{name: "not granted", grants: []string{"discourse.read"}, need: capability.MailRead, origin: origin, check: func(t *testing.T, at []time.Time) {
@@ -43,21 +44,21 @@ func TestSyncJobs(t *testing.T) {
 			}
 		}},
 		{name: "429 retry-after", need: capability.MailRead, origin: origin,
-			errs: []error{&client.Error{Status: http.StatusTooManyRequests, RetryAfter: 400 * time.Millisecond}}, check: func(t *testing.T, at []time.Time) {
-				if len(at) < 2 || at[1].Sub(at[0]) < 400*time.Millisecond {
+			errs: []error{&client.Error{Status: http.StatusTooManyRequests, RetryAfter: 400 * time.Millisecond}}, rounds: 2, check: func(t *testing.T, at []time.Time) {
+				if at[1].Sub(at[0]) < 400*time.Millisecond {
 					t.Errorf("rounds at %v: no backoff of 400 ms after a 429", at)
 				}
 			}},
 		{name: "5xx doubles", need: capability.MailRead, origin: origin,
-			errs: []error{&client.Error{Status: 503}, &client.Error{Status: 502}, &client.Error{Status: 500}}, check: func(t *testing.T, at []time.Time) {
-				if len(at) < 3 || at[1].Sub(at[0]) < 100*time.Millisecond || at[2].Sub(at[1]) < 200*time.Millisecond {
+			errs: []error{&client.Error{Status: 503}, &client.Error{Status: 502}, &client.Error{Status: 500}}, rounds: 4, check: func(t *testing.T, at []time.Time) {
+				if at[1].Sub(at[0]) < 100*time.Millisecond || at[2].Sub(at[1]) < 200*time.Millisecond || at[3].Sub(at[2]) < 400*time.Millisecond {
 					t.Errorf("rounds at %v: no doubling backoff after 5xx", at)
 				}
 			}},
 		{name: "other errors", need: capability.MailRead, origin: origin,
-			errs: []error{&client.Error{Status: 400}, context.DeadlineExceeded, &client.Error{Status: 404}}, check: func(t *testing.T, at []time.Time) {
-				if len(at) < 5 {
-					t.Errorf("%d rounds: backed off after errors that are not 429 or 5xx", len(at))
+			errs: []error{&client.Error{Status: 400}, context.DeadlineExceeded, &client.Error{Status: 404}}, rounds: 4, check: func(t *testing.T, at []time.Time) {
+				if d := at[3].Sub(at[0]); d >= 700*time.Millisecond { // backing off would take 100+200+400 ms
+					t.Errorf("4 rounds in %s: backed off after errors that are not 429 or 5xx", d)
 				}
 			}},
 	}
@@ -79,7 +80,11 @@ func TestSyncJobs(t *testing.T) {
 			a, b := h.open(), h.open()
 			service(t, a, Options{Syncs: []SyncJob{job}})
 			service(t, b, Options{Syncs: []SyncJob{job}})
-			time.Sleep(600 * time.Millisecond)
+			if tc.rounds == 0 {
+				time.Sleep(400 * time.Millisecond)
+			} else {
+				eventually(t, 15*time.Second, "the rounds", func() bool { return len(calls.times()) >= tc.rounds })
+			}
 			at := calls.times()
 			for i := 1; i < len(at); i++ {
 				if at[i].Sub(at[i-1]) < 40*time.Millisecond {
