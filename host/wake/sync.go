@@ -14,29 +14,33 @@ import (
 // SyncJob is one module's periodic background sync, such as Agent Mail's
 // mailbox sync: the resident connector runs it every Every whether or not
 // a client is connected, in one process of the identity at a time (a lease
-// in the store), only while the operator grants Need on Origin, and backs
-// off after the service answers 429 or 5xx. What a round stores (inbox
-// items included) is announced like anything a tool call stores.
+// in the store), only while the operator grants Need on one of its
+// origins, and backs off after the service answers 429 or 5xx. What a
+// round stores (inbox items included) is announced like anything a tool
+// call stores.
 type SyncJob struct {
 	// Name names the job (its lease is sync:<Name>) and its logs.
 	Name string
 	// Every is the interval between rounds ([mail] sync_interval for mail).
 	Every time.Duration
-	// Need is the capability a round needs on Origin (capability.MailRead).
+	// Need is the capability a round needs (capability.MailRead).
 	Need capability.Capability
-	// Origin returns the origin a round reaches ("" when there is nothing
-	// to sync yet: the round is skipped). Called before each round.
-	Origin func() string
+	// Origins returns the origins a round reaches (the relays of the
+	// agent's mailboxes); a round runs only when Need is granted on at
+	// least one, and none is reached without its grant. Called before each
+	// round; empty: nothing to sync yet.
+	Origins func() []string
 	// Run does one round without an MCP session. Its context carries the
-	// grant of Need on Origin (engine.Need). An error that is, or wraps, a
-	// *client.Error with status 429 or 5xx backs the job off.
+	// grant of Need on each granted origin (engine.Need). An error that is,
+	// or wraps, a *client.Error with status 429 or 5xx backs the job off
+	// (at least its Retry-After).
 	Run func(ctx context.Context) error
 }
 
 // syncJobs are the connector's background syncs. Wiring a module in is one
 // line here; Agent Mail's, once its module has a session-free sync, is
 //
-//	{Name: "mail", Every: c.Engine().Config.Mail.SyncInterval, Need: capability.MailRead, Origin: c.Mail().SyncOrigin, Run: c.Mail().Sync},
+//	{Name: "mail", Every: c.Engine().Config.Mail.SyncInterval, Need: capability.MailRead, Origins: c.Mail().SyncOrigins, Run: c.Mail().Sync},
 func syncJobs(c *connector.Connector) []SyncJob {
 	_ = c
 	return []SyncJob{}
@@ -47,8 +51,8 @@ const maxBackoff = time.Hour
 
 // runSync runs a job every Every while this process holds its lease.
 func (s *Service) runSync(ctx context.Context, j SyncJob) {
-	if j.Every <= 0 || j.Run == nil || j.Origin == nil {
-		s.log.Warn("wake: a sync job without interval, origin or run is skipped", "job", j.Name)
+	if j.Every <= 0 || j.Run == nil || j.Origins == nil {
+		s.log.Warn("wake: a sync job without interval, origins or run is skipped", "job", j.Name)
 		return
 	}
 	l := s.lease(syncJob+j.Name, j.Every+s.opts.LeaseTTL)
@@ -64,13 +68,9 @@ func (s *Service) runSync(ctx context.Context, j SyncJob) {
 		if err != nil || !held {
 			continue
 		}
-		origin := j.Origin()
-		if origin == "" {
-			continue
-		}
-		gctx, err := s.e.Need(ctx, origin, j.Need)
-		if err != nil {
-			continue // not granted: nothing is reached; asked again next round
+		gctx, granted := s.granted(ctx, j)
+		if len(granted) == 0 {
+			continue // nothing to sync, or not granted: asked again next round
 		}
 		err = j.Run(gctx)
 		if ctx.Err() != nil {
@@ -81,14 +81,27 @@ func (s *Service) runSync(ctx context.Context, j SyncJob) {
 			wait = max(retry, min(j.Every<<min(failures, 10), maxBackoff))
 			l.ttl = wait + s.opts.LeaseTTL
 			_, _, _ = l.hold(ctx)
-			s.log.Warn("wake: background sync refused, backing off", "job", j.Name, "origin", origin, "wait", wait, "err", err)
+			s.log.Warn("wake: background sync refused, backing off", "job", j.Name, "origins", granted, "wait", wait, "err", err)
 			continue
 		}
 		failures = 0
 		if err != nil {
-			s.log.Warn("wake: background sync failed", "job", j.Name, "origin", origin, "err", err)
+			s.log.Warn("wake: background sync failed", "job", j.Name, "origins", granted, "err", err)
 		}
 	}
+}
+
+// granted returns ctx carrying the grant of j.Need on each of j's origins
+// the operator grants it, and those origins.
+func (s *Service) granted(ctx context.Context, j SyncJob) (context.Context, []string) {
+	var granted []string
+	for _, o := range j.Origins() {
+		gctx, err := s.e.Need(ctx, o, j.Need)
+		if err == nil {
+			ctx, granted = gctx, append(granted, o)
+		}
+	}
+	return ctx, granted
 }
 
 // backoff reports whether err is a 429 or 5xx answer, with the wait the
