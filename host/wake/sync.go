@@ -38,9 +38,10 @@ type SyncJob struct {
 }
 
 // syncJobs are the connector's background syncs. Wiring a module in is one
-// line here; Agent Mail's, once its module has a session-free sync, is
+// line here; Agent Mail's (its module's session-free SyncOnce, which reads
+// each route only with mail.read on its origin) is
 //
-//	{Name: "mail", Every: c.Engine().Config.Mail.SyncInterval, Need: capability.MailRead, Origins: c.Mail().SyncOrigins, Run: c.Mail().Sync},
+//	{Name: "mail", Every: c.Engine().Config.Mail.SyncInterval, Need: capability.MailRead, Origins: c.Engine().Origins, Run: func(ctx context.Context) error { _, err := c.Mail().SyncOnce(ctx, ""); return err }},
 func syncJobs(c *connector.Connector) []SyncJob {
 	_ = c
 	return []SyncJob{}
