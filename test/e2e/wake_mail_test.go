@@ -2,7 +2,7 @@
 
 // This test needs Agent Mail (host/connector/mail, the mail_* tools) and the
 // mail line of host/wake syncJobs: once both are merged, drop the build
-// constraint above. Until then `go test -tags wakemail` does not build.
+// constraint above (without them, -tags wakemail fails it).
 
 package e2e
 
