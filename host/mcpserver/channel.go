@@ -27,7 +27,9 @@ import (
 // client has sent notifications/initialized, writes the notifications as
 // JSON-RPC notifications beside the SDK's traffic (an mcp.Connection
 // accepts concurrent writes). It is meant for stdio, where Claude Code
-// runs channel servers: one connection, one session.
+// runs channel servers: one connection, one session. A stateless
+// (2026-07-28) client sends no notifications/initialized and gets no
+// channel notifications.
 
 // channelCapabilities is the experimental capability the server declares
 // (nil when channel mode is off).
