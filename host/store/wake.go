@@ -140,6 +140,16 @@ func (t *Tx) ReleaseLease(ctx context.Context, job, holder string) error {
 	return err
 }
 
+// Lease returns the lease of job; ok is false when no one holds it (a
+// lapsed lease is returned as it is: compare Until with the time).
+func (q Q) Lease(ctx context.Context, job string) (l Lease, ok bool, err error) {
+	err = q.queryRow(ctx, `SELECT job, holder, since, until FROM wake_leases WHERE job = ?`, job).Scan(&l.Job, &l.Holder, &l.Since, &l.Until)
+	if notFound(err) == ErrNotFound {
+		return Lease{}, false, nil
+	}
+	return l, err == nil, err
+}
+
 // Leases lists the leases, lapsed ones included, by job.
 func (q Q) Leases(ctx context.Context) ([]Lease, error) {
 	rows, err := q.query(ctx, `SELECT job, holder, since, until FROM wake_leases ORDER BY job`)

@@ -55,6 +55,12 @@ func TestWakeLeases(t *testing.T) {
 	if err != nil || len(ls) != 1 || ls[0] != (Lease{Job: "command:x", Holder: "A", Since: 330, Until: 430}) {
 		t.Fatalf("leases %+v %v", ls, err)
 	}
+	if l, ok, err := b.Read().Lease(ctx, "command:x"); err != nil || !ok || l != ls[0] {
+		t.Fatalf("lease %+v %v %v", l, ok, err)
+	}
+	if _, ok, err := b.Read().Lease(ctx, "command:none"); err != nil || ok {
+		t.Fatalf("a lease no one holds: %v %v", ok, err)
+	}
 
 	// Concurrent contenders on one job: exactly one wins each round.
 	for round := range 20 {

@@ -34,6 +34,13 @@ func (l *lease) holdTx(ctx context.Context, tx *store.Tx) (held, fresh bool, err
 	return tx.AcquireLease(ctx, l.job, l.s.holder, now, now+l.ttl.Milliseconds())
 }
 
+// otherHolds reports whether another process holds the lease now (a read:
+// contenders look before they write).
+func (l *lease) otherHolds(ctx context.Context) bool {
+	cur, ok, err := l.s.st.Read().Lease(ctx, l.job)
+	return err == nil && ok && cur.Holder != l.s.holder && cur.Until > l.s.e.NowMS()
+}
+
 // hold takes or renews the lease in a transaction of its own.
 func (l *lease) hold(ctx context.Context) (held, fresh bool, err error) {
 	err = l.s.st.Write(ctx, func(tx *store.Tx) error {

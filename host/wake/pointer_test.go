@@ -77,3 +77,16 @@ func TestCommandEnv(t *testing.T) {
 		t.Fatalf("env %v\nwant %s", env, want)
 	}
 }
+
+// Commands of one argv are one command, with the kinds of all.
+func TestCommandsMerged(t *testing.T) {
+	t.Parallel()
+	got := commands([]config.WakeCommand{
+		{Argv: []string{"/bin/a"}, Kinds: []string{"room.mention"}, Timeout: 1},
+		{Argv: []string{"/bin/b"}, Kinds: []string{"room.steer"}},
+		{Argv: []string{"/bin/a"}, Kinds: []string{"room.steer", "room.mention"}, Timeout: 2},
+	})
+	if fmt.Sprint(got) != "[{[/bin/a] [room.mention room.steer] 1ns} {[/bin/b] [room.steer] 0s}]" {
+		t.Fatalf("merged %v", got)
+	}
+}

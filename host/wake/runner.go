@@ -71,7 +71,7 @@ func (r *runner) round(ctx context.Context) {
 			}
 			return
 		}
-		if len(items) == 0 {
+		if len(items) == 0 || r.lease.otherHolds(ctx) {
 			return
 		}
 		last, err := r.s.st.Read().LastWake(ctx, r.key)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -130,7 +131,7 @@ func (s *Service) Start(ctx context.Context) {
 		return
 	}
 	ctx, s.cancel = context.WithCancel(ctx)
-	for _, wc := range s.cfg.Commands {
+	for _, wc := range commands(s.cfg.Commands) {
 		r := s.newRunner(wc)
 		s.wg.Go(func() { r.run(ctx) })
 	}
@@ -151,6 +152,29 @@ func (s *Service) Close() error {
 	}
 	s.wg.Wait()
 	return nil
+}
+
+// commands merges the [[wake.command]]s of one argv (one command: its
+// claims and lease are its argv's) into the first, with the kinds of all.
+func commands(cmds []config.WakeCommand) []config.WakeCommand {
+	var out []config.WakeCommand
+	at := map[string]int{}
+	for _, wc := range cmds {
+		key := CommandKey(wc.Argv)
+		i, dup := at[key]
+		if !dup {
+			at[key] = len(out)
+			wc.Kinds = slices.Clone(wc.Kinds)
+			out = append(out, wc)
+			continue
+		}
+		for _, k := range wc.Kinds {
+			if !slices.Contains(out[i].Kinds, k) {
+				out[i].Kinds = append(out[i].Kinds, k)
+			}
+		}
+	}
+	return out
 }
 
 // prune forgets wakes older than LogRetention, hourly.
