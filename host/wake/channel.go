@@ -114,7 +114,7 @@ func (a *announcer) round(ctx context.Context) error {
 			if err := a.deliver(ctx, []store.WakeItem{w}); err != nil {
 				return err
 			}
-			a.sent = append(a.sent, now)
+			a.sent = append(a.sent, time.Now()) // after the send: the second starts no earlier
 			continue
 		}
 		if len(a.overflow) == 0 {
@@ -128,7 +128,7 @@ func (a *announcer) round(ctx context.Context) error {
 		if err := a.deliver(ctx, batch); err != nil {
 			return err
 		}
-		a.sent = append(a.sent, now)
+		a.sent = append(a.sent, time.Now())
 	}
 	return nil
 }
