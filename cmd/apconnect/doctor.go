@@ -64,7 +64,8 @@ what it validates, watches and adds, or the reason it is refused. Loading
 compiles each enabled plugin into the home's compilation cache
 (state/plugin-cache, the one apconnect mcp and serve read), so the next
 start is warm; each plugin's line says whether its code was compiled now or
-came from the cache.
+came from the cache. Last, how the agent is woken ([wake]): which process runs
+each wake job, and each identity's latest wakes with what became of them.
 
 Prints a table (or JSON with --json) and exits non-zero when any check fails.
 Warnings, such as an unencrypted development key, do not fail the run.`,
@@ -132,6 +133,7 @@ func runDoctor(ctx context.Context, homeFlagValue string, timeout time.Duration)
 	}
 	addGrantRows(&cs, cfg, hosts)
 	checkPlugins(ctx, &cs, cfg)
+	checkWakes(ctx, &cs, cfg, time.Now())
 	return cs
 }
 

@@ -50,8 +50,12 @@ server.
 
 While it runs, the connector follows the rooms the agent is in live (SSE, with
 history recovery) so the inbox fills up between calls, and resubmits any write
-left pending by a crash. stdout is the MCP stream; logs go to stderr. It stops
-cleanly when the client closes stdin, and on SIGINT or SIGTERM.`,
+left pending by a crash. With [wake] in config.toml it also runs the
+[[wake.command]]s for new inbox items (shared with the identity's other
+processes) and, with claude_channel = true, sends its client a
+notifications/claude/channel notification for each. stdout is the MCP stream;
+logs go to stderr. It stops cleanly when the client closes stdin, and on
+SIGINT or SIGTERM.`,
 		example: `apconnect mcp --home ~/.config/apconnect --agent default
 # in Claude Code:
 claude mcp add apconnect -- apconnect mcp --home ~/.config/apconnect`,
@@ -82,11 +86,14 @@ func runMCP(ctx context.Context, e *env, home, agent string, logger *slog.Logger
 	defer a.close()
 	a.conn.Start(ctx)
 	defer a.reportPlugins(ctx, "mcp")()
-	srv := mcpserver.New(a.conn, mcpserver.Options{Version: versionString(), Logger: logger})
+	w := a.startWake(ctx, "mcp")
+	defer w.Close()
+	srv := mcpserver.New(a.conn, mcpserver.Options{Version: versionString(), Logger: logger, Wake: w})
 	_, stopBeat := a.beat(ctx, srv, connector.ProcessInfo{Command: "mcp", Transport: "stdio"})
 	defer stopBeat()
 	logger.Info("serving MCP over stdio", "identity", a.ident.Name, "agent_id", a.conn.AgentID(), "home", a.cfg.Home())
-	err = srv.Run(ctx, mcpserver.NewStdioTransport(readCloser(e.stdin), writeCloser(e.stdout), mcpserver.StdioOptions{Logger: logger}))
+	stdio := mcpserver.NewStdioTransport(readCloser(e.stdin), writeCloser(e.stdout), mcpserver.StdioOptions{Logger: logger})
+	err = srv.Run(ctx, mcpserver.ChannelTransport(stdio, w, logger))
 	switch {
 	case ctx.Err() != nil:
 		logger.Info("stopping on a signal")

@@ -41,8 +41,12 @@ Connections are limited: headers must arrive within 5 s, idle keep-alive
 connections close after 60 s, and at most 64 connections are kept (fewer
 under a low file descriptor limit); when full, the oldest connection that
 never presented the token is closed first, so idle connections of other
-local processes cannot lock the token holder out. It stops cleanly on SIGINT
-or SIGTERM.`,
+local processes cannot lock the token holder out.
+
+While it runs, whether or not a client is connected, it keeps the rooms the
+agent is in live and runs the [wake] background work: the [[wake.command]]s
+for new inbox items and the periodic syncs ([mail] sync_interval). It stops
+cleanly on SIGINT or SIGTERM.`,
 		example: `apconnect serve --home ~/.config/apconnect --listen 127.0.0.1:8765
 claude mcp add --transport http apconnect http://127.0.0.1:8765/mcp \
     --header "Authorization: Bearer $(cat ~/.config/apconnect/http.token)"`,
@@ -102,6 +106,7 @@ claude mcp add --transport http apconnect http://127.0.0.1:8765/mcp \
 				defer ov.close()
 				a.conn.Start(ctx)
 				defer a.reportPlugins(ctx, "serve")()
+				defer a.startWake(ctx, "serve").Close()
 				hs, capped := mcpserver.NewHTTPServer(ln, h, mcpserver.ServeLimits{Logger: logger})
 				hs.BaseContext = func(net.Listener) context.Context { return ctx }
 				fmt.Fprintf(e.stdout, "apconnect serve listening on http://%s%s as %s (%s)\n", ln.Addr(), mcpserver.HTTPPath, a.ident.Name, a.conn.AgentID())

@@ -166,16 +166,22 @@ var (
 	intro string
 	//go:embed instructions_trust.md
 	trust string
+	//go:embed instructions_channel.md
+	channel string
 )
 
 // Instructions are the MCP server instructions: the connector's own
-// opening, each module's part in order, and the trust rules.
+// opening, each module's part in order, what a channel notification means
+// (with [wake] claude_channel on), and the trust rules.
 func (c *Connector) Instructions() string {
 	parts := []string{strings.TrimSpace(intro)}
 	for _, m := range c.modules {
 		if in, ok := m.(engine.Instructor); ok {
 			parts = append(parts, in.Instructions())
 		}
+	}
+	if c.engine.Config.Wake.ClaudeChannel {
+		parts = append(parts, strings.TrimSpace(channel)) // [wake] claude_channel: what a notification means
 	}
 	parts = append(parts, strings.TrimSpace(trust))
 	return strings.Join(parts, "\n\n")

@@ -17,6 +17,7 @@ import (
 
 	"apconnect/host/connector"
 	"apconnect/host/engine"
+	"apconnect/host/wake"
 )
 
 // Defaults of Options.
@@ -54,6 +55,10 @@ type Options struct {
 	// by default such a result is logged and returned as it is, because the
 	// call may already have signed and submitted a write.
 	StrictOutput bool
+	// Wake is the process's waking service: with Claude Code channel mode
+	// on, the server declares experimental["claude/channel"] and the
+	// connections of a ChannelTransport carry its notifications.
+	Wake *wake.Service
 }
 
 // server is the state behind one *mcp.Server.
@@ -125,8 +130,9 @@ func newServer(conn *connector.Connector, opts Options) *server {
 		Instructions: conn.Instructions(),
 		Logger:       slog.New(minLevel{h: opts.Logger.Handler(), min: slog.LevelWarn}),
 		Capabilities: &mcp.ServerCapabilities{
-			Tools:     &mcp.ToolCapabilities{},
-			Resources: &mcp.ResourceCapabilities{Subscribe: true},
+			Tools:        &mcp.ToolCapabilities{},
+			Resources:    &mcp.ResourceCapabilities{Subscribe: true},
+			Experimental: channelCapabilities(opts.Wake),
 		},
 		SubscribeHandler:   s.watch.subscribe,
 		UnsubscribeHandler: s.watch.unsubscribe,

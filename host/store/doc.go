@@ -4,7 +4,8 @@
 // verified record window and materialized snapshot, timeline items, read
 // cursors, presented heads per MCP session, inbox items with their claims,
 // held drafts, join requests, agent statuses, verified profiles, the outbox
-// of signed envelopes and the discovery cache of hosts.
+// of signed envelopes, the discovery cache of hosts, and the leases, claims
+// and log of waking the agent (wake.go, read by RecentWakes and Leases).
 //
 // # Concurrency
 //

@@ -22,6 +22,7 @@ func groups() []sqlitedb.Group {
 		{Name: "discourse", Migrations: discourseMigrations},
 		{Name: "profile", Migrations: profileMigrations},
 		{Name: "ops", Migrations: opsMigrations},
+		{Name: "wake", Migrations: wakeMigrations},
 	}
 }
 

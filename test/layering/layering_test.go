@@ -40,8 +40,9 @@ var layers = [][]string{
 	// 7: one connector module per protocol (none imports a sibling).
 	{"host/connector/"},
 	// 8: the connector, which builds the modules, and the modules' shared
-	// test helpers.
-	{"host/connector", "host/connector/internal/connectortest"},
+	// test helpers; beside it, waking the agent (the resident connector's
+	// background work, built on the connector).
+	{"host/connector", "host/connector/internal/connectortest", "host/wake"},
 	// 9: the MCP surface.
 	{"host/mcpserver", "host/mcpserver/", "host/opview"},
 	// 10: the binary, tests, examples and the first-party plugin tests.
@@ -60,6 +61,7 @@ var within = map[string][]string{
 	"host/hub/hubtest":                      {"host/hub"},
 	"host/mcpserver/internal/gendocs":       {"host/mcpserver"},
 	"host/connector/internal/connectortest": {"host/connector"},
+	"host/wake":                             {"host/connector"},
 	"host/plugin/plugintest":                {"host/plugin"},
 	"host/plugin/internal/precompile":       {"host/plugin"},
 	"examples/demo":                         {"examples/demo/scenario"},

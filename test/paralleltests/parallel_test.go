@@ -28,6 +28,7 @@ var packages = []string{
 	"host/mcpserver",
 	"host/opview",
 	"host/store",
+	"host/wake",
 	"test/e2e",
 }
 
