@@ -870,5 +870,3 @@ func mustRead(r io.Reader) []byte {
 	b, _ := io.ReadAll(r)
 	return b
 }
-
-func ptr[T any](v T) *T { return &v }

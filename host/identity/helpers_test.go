@@ -12,5 +12,3 @@ func testSigner(t testing.TB, name string) *KeySigner {
 	seed := sha256.Sum256([]byte("apconnect identity test key " + name))
 	return NewKeySigner(ed25519.NewKeyFromSeed(seed[:]))
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -54,8 +54,6 @@ func sign(t testing.TB, name string, ev identity.Event) *identity.Envelope {
 	return env
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // Times of the standard fixture room: created at t0, active one minute
 // later, two hours long.
 const (
