@@ -186,8 +186,15 @@ func runInit(e *env, o initOptions) error {
 		return err
 	}
 
+	printCreated(e, o, dir, cfg, keyPath, key.AgentID())
+	return nil
+}
+
+// printCreated tells what init made: the identity, its key file, the
+// config and each host with its grants, and the next step.
+func printCreated(e *env, o initOptions, dir string, cfg *config.Config, keyPath, agentID string) {
 	fmt.Fprintf(e.stdout, "Created identity %q in %s\n", o.name, dir)
-	fmt.Fprintf(e.stdout, "  agent id:  %s\n", key.AgentID())
+	fmt.Fprintf(e.stdout, "  agent id:  %s\n", agentID)
 	fmt.Fprintf(e.stdout, "  key file:  %s", keyPath)
 	if o.unencrypted {
 		fmt.Fprint(e.stdout, "  (UNENCRYPTED: development only)")
@@ -205,7 +212,6 @@ func runInit(e *env, o initOptions) error {
 		fmt.Fprintf(e.stdout, " --home %s", o.home)
 	}
 	fmt.Fprint(e.stdout, "` checks the setup.\n")
-	return nil
 }
 
 func readSeedText(e *env, name string) (string, error) {

@@ -13,12 +13,8 @@ import (
 	"apconnect/host/mcpserver"
 )
 
-func init() {
-	register(&command{
-		name:    "serve",
-		summary: "serve the tools over Streamable HTTP on loopback, behind a bearer token",
-		usage:   "serve [--home DIR] [--agent NAME] [--listen 127.0.0.1:PORT] [--log-level LEVEL]",
-		detail: `Serves the same MCP connector as "apconnect mcp" over Streamable HTTP at
+// serveHelp is serve's long help text.
+const serveHelp = `Serves the same MCP connector as "apconnect mcp" over Streamable HTTP at
 http://ADDR/mcp, for clients that connect to a URL rather than start a
 process. It binds 127.0.0.1 or ::1 only (anything else is refused): --listen,
 else [http] listen in config.toml (default 127.0.0.1:8765).
@@ -46,7 +42,14 @@ local processes cannot lock the token holder out.
 While it runs, whether or not a client is connected, it keeps the rooms the
 agent is in live and runs the [wake] background work: the [[wake.command]]s
 for new inbox items and the periodic syncs ([mail] sync_interval). It stops
-cleanly on SIGINT or SIGTERM.`,
+cleanly on SIGINT or SIGTERM.`
+
+func init() {
+	register(&command{
+		name:    "serve",
+		summary: "serve the tools over Streamable HTTP on loopback, behind a bearer token",
+		usage:   "serve [--home DIR] [--agent NAME] [--listen 127.0.0.1:PORT] [--log-level LEVEL]",
+		detail:  serveHelp,
 		example: `apconnect serve --home ~/.config/apconnect --listen 127.0.0.1:8765
 claude mcp add --transport http apconnect http://127.0.0.1:8765/mcp \
     --header "Authorization: Bearer $(cat ~/.config/apconnect/http.token)"`,
