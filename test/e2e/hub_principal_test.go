@@ -97,7 +97,9 @@ func TestHubPrincipalCommands(t *testing.T) {
 		!strings.Contains(out, "retired controller "+bob) {
 		t.Fatalf("retire: %d %s %s", code, out, errOut)
 	}
-	served(func(d *delegation.PrincipalDocument) bool { return len(d.RetiredControllers) == 1 && d.RetiredControllers[0].ID == bob })
+	served(func(d *delegation.PrincipalDocument) bool {
+		return len(d.RetiredControllers) == 1 && d.RetiredControllers[0].ID == bob
+	})
 
 	// --file takes controllers, retired controllers and aliases as written;
 	// the hub's own members in it are replaced.

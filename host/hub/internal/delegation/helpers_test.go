@@ -13,7 +13,6 @@ import (
 	rules "apconnect/host/proto/delegation"
 )
 
-
 type obj = map[string]any
 type arr = []any
 
@@ -28,7 +27,7 @@ type fx struct {
 	clock *hubtest.Clock
 	// U, R, TL, RET are acme's keys; S is a subject; X a stranger.
 	U, R, TL, RET, S, X *hubtest.Agent
-	acme, other        string
+	acme, other         string
 	// t0 is the clock's start: the real time, since the principals are
 	// put as the command line puts them, on the real clock.
 	t0 time.Time

@@ -220,4 +220,3 @@ func matching(ctx context.Context, db hubhttp.Querier, q *rules.QueryRequest, ac
 	}
 	return out, "", rows.Err()
 }
-
