@@ -16,7 +16,7 @@ func services(o Options) []hubsvc.Spec {
 	return []hubsvc.Spec{
 		profile.Spec(o.Limits.Profile),
 		discourse.Spec(o.Limits.Discourse, packResolver(o)),
-		delegation.Spec(),
+		delegation.Spec(o.Limits.Delegation),
 	}
 }
 

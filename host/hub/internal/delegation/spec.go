@@ -10,14 +10,15 @@ import (
 // Name is the service's name and migration group in hub.db.
 const Name = "delegation"
 
-// Spec registers the Agent Delegation service with the hub.
-func Spec() hubsvc.Spec {
+// Spec registers the Agent Delegation service with the hub, with limits
+// (zero fields default).
+func Spec(limits Limits) hubsvc.Spec {
 	return hubsvc.Spec{
 		Name:       Name,
 		Protocol:   rules.Protocol,
 		Migrations: migrations(),
 		Statuses:   statuses,
-		New:        func(env hubsvc.Env) (hubsvc.Service, error) { return New(env, Limits{}) },
+		New:        func(env hubsvc.Env) (hubsvc.Service, error) { return New(env, limits) },
 	}
 }
 
