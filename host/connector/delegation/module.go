@@ -41,11 +41,12 @@ type Module struct {
 	*engine.Engine
 	mu       sync.Mutex
 	services map[string]*client.DelegationService // by origin, under mu
+	seen     map[string]seen                      // by principal URL, under mu
 }
 
 // New builds the module on e. It does no network I/O.
 func New(e *engine.Engine) *Module {
-	m := &Module{Engine: e, services: map[string]*client.DelegationService{}}
+	m := &Module{Engine: e, services: map[string]*client.DelegationService{}, seen: map[string]seen{}}
 	e.RegisterSubmitter(OutboxDelegation, capability.DelegationWrite, resubmitter{m})
 	return m
 }

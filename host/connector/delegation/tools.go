@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"apconnect/host/capability"
 	"apconnect/host/client"
@@ -78,56 +82,145 @@ type DelegationCheckResult struct {
 // reasons. A revoked or expired credential is listed, not usable. Reads the
 // host; signs nothing.
 func (m *Module) DelegationCheck(ctx context.Context, in DelegationCheckInput) (*DelegationCheckResult, error) {
-	doc, err := m.resolve(ctx, in.PrincipalID)
-	if err != nil {
-		return nil, err
-	}
-	gctx, svc, err := m.serviceOf(ctx, doc, capability.DelegationRead)
-	if err != nil {
+	if _, err := m.allowPrincipal(in.PrincipalID); err != nil {
 		return nil, err
 	}
 	subject := in.Subject
 	if subject == "" {
 		subject = m.Self
 	}
-	q := &proto.QueryRequest{Subject: subject, PrincipalID: doc.ID, ID: in.ID, Cursor: in.Cursor, Limit: in.Limit}
-	page, err := svc.Query(gctx, q, false)
+	if !identity.ValidAgentID(subject) {
+		return nil, engine.Invalid("subject %q is not an Agent ID", subject)
+	}
+	query := func(doc *proto.PrincipalDocument) (context.Context, *client.DelegationService, *client.DelegationQueryResult, error) {
+		gctx, svc, err := m.serviceOf(ctx, doc, capability.DelegationRead)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		q := &proto.QueryRequest{Subject: subject, PrincipalID: doc.ID, ID: in.ID, Cursor: in.Cursor, Limit: in.Limit}
+		page, err := svc.Query(gctx, q, false)
+		return gctx, svc, page, engine.Wrap(err)
+	}
+	// The query is sent while the principal is read when the principal was
+	// read before: it goes to the service and canonical id the document
+	// named then, and is used only if the document read now names the
+	// same (otherwise it is asked again). Every answer rests on the
+	// document read now.
+	type answer struct {
+		gctx context.Context
+		svc  *client.DelegationService
+		page *client.DelegationQueryResult
+		err  error
+		seen seen
+	}
+	var early chan answer
+	if last, ok := m.seenPrincipal(in.PrincipalID); ok {
+		early = make(chan answer, 1)
+		go func() {
+			a := answer{seen: last}
+			a.gctx, a.svc, a.page, a.err = query(&proto.PrincipalDocument{ID: last.id, DelegationService: last.service})
+			early <- a
+		}()
+	}
+	doc, err := m.resolve(ctx, in.PrincipalID)
+	var a answer
+	if early != nil {
+		a = <-early
+	}
 	if err != nil {
-		return nil, engine.Wrap(err)
+		return nil, err
 	}
-	out := &DelegationCheckResult{CanonicalID: doc.ID, QueryURL: page.URL, Delegations: []Verdict{}, Complete: page.NextCursor == "",
-		NextCursor: page.NextCursor}
-	for _, cred := range page.Credentials {
-		out.Delegations = append(out.Delegations, m.verify(gctx, svc, doc, cred, in.Audience))
+	m.rememberPrincipal(in.PrincipalID, doc)
+	if early == nil || a.err != nil || a.seen != (seen{id: doc.ID, service: doc.DelegationService}) {
+		if a.gctx, a.svc, a.page, err = query(doc); err != nil {
+			return nil, err
+		}
 	}
+	out := &DelegationCheckResult{CanonicalID: doc.ID, QueryURL: a.page.URL, Delegations: make([]Verdict, len(a.page.Credentials)),
+		Complete: a.page.NextCursor == "", NextCursor: a.page.NextCursor}
+	var g errgroup.Group
+	g.SetLimit(maxHistoryReads)
+	for i, cred := range a.page.Credentials {
+		g.Go(func() error {
+			out.Delegations[i] = m.verify(a.gctx, a.svc, doc, cred, in.Audience)
+			return nil
+		})
+	}
+	_ = g.Wait()
 	return out, nil
 }
 
-// verify reads a credential's whole history and verifies it for audience.
+// maxHistoryReads bounds the credential histories one check reads at once.
+const maxHistoryReads = 4
+
+// seen is what a principal's document named when it was last read.
+type seen struct{ id, service string }
+
+// maxSeen bounds the principals remembered.
+const maxSeen = 256
+
+// seenPrincipal returns what the principal at url named when last read.
+func (m *Module) seenPrincipal(url string) (seen, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.seen[url]
+	return s, ok && s.service != ""
+}
+
+// rememberPrincipal notes what a principal's document names.
+func (m *Module) rememberPrincipal(url string, doc *proto.PrincipalDocument) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.seen) >= maxSeen {
+		clear(m.seen)
+	}
+	m.seen[url] = seen{id: doc.ID, service: doc.DelegationService}
+}
+
+// verify reads a credential's whole history and verifies it for audience:
+// proto.VerifyCredential beside the check of every record (checkRecords),
+// the signatures verified in parallel.
 func (m *Module) verify(ctx context.Context, svc *client.DelegationService, doc *proto.PrincipalDocument, cred *proto.Credential, audience string) Verdict {
 	records, err := svc.AllEvents(ctx, cred.ID)
 	if err != nil {
 		return Verdict{Credential: cred.Value(), Reasons: []string{"history unavailable: " + engine.AsError(err).Message}}
 	}
-	v := proto.VerifyCredential(cred, records, doc, doc.ID, audience, m.NowMS())
-	if err := checkRecords(records, cred.ID, doc.ID); err != nil {
+	var v proto.Verdict
+	var wg sync.WaitGroup
+	wg.Go(func() { v = proto.VerifyCredential(cred, records, doc, doc.ID, audience, m.NowMS()) })
+	recErr := checkRecords(records, cred.ID, doc.ID)
+	wg.Wait()
+	if recErr != nil {
 		v.Verified, v.Usable = false, false
-		v.Reasons = append([]string{err.Error()}, v.Reasons...)
+		v.Reasons = append([]string{recErr.Error()}, v.Reasons...)
 	}
 	return Verdict{Credential: cred.Value(), Verified: v.Verified, Usable: v.Usable, Reasons: v.Reasons}
 }
 
-// checkRecords checks every accepted record of a credential: a valid
-// delegation envelope (hash and strict signature) naming the credential's
-// id and principal.
+// checkRecords checks every accepted record of a credential, in parallel:
+// a valid delegation envelope (hash and strict signature) naming the
+// credential's id and principal. The first failing record, in order, is
+// the error.
 func checkRecords(records []proto.Record, id, principal string) error {
+	errs := make([]error, len(records))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i := range records {
-		ev, err := proto.ValidateEnvelope(records[i].Envelope)
+		g.Go(func() error {
+			ev, err := proto.ValidateEnvelope(records[i].Envelope)
+			switch {
+			case err != nil:
+				errs[i] = fmt.Errorf("history record %d does not verify: %s", i, engine.AsError(err).Message)
+			case ev.CredentialID() != id || ev.PrincipalID() != principal:
+				errs[i] = fmt.Errorf("history record %d is not an event of %s", i, id)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, err := range errs {
 		if err != nil {
-			return fmt.Errorf("history record %d does not verify: %s", i, engine.AsError(err).Message)
-		}
-		if ev.CredentialID() != id || ev.PrincipalID() != principal {
-			return fmt.Errorf("history record %d is not an event of %s", i, id)
+			return err
 		}
 	}
 	return nil
