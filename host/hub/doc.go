@@ -28,9 +28,9 @@
 //     nonce cache for every protocol);
 //   - internal/hubsvc: how a service is wired (Spec, Env, Service);
 //   - one package per service (internal/profile, internal/discourse,
-//     internal/delegation), each
-//     with its routes, its own migration group and its error statuses, its
-//     protocol rules from a rules package under host/proto. A service
+//     internal/delegation), each with its routes, its own migration group
+//     and its error statuses, its protocol rules from a rules package
+//     under host/proto. A service
 //     imports the plumbing, never another service (test/layering).
 //
 // services.go lists the services, one line each.
