@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"apconnect/host/connector"
 	"apconnect/host/connector/delegation"
 	"apconnect/host/connector/internal/connectortest"
 	"apconnect/host/engine"
@@ -258,5 +261,73 @@ func TestAlias(t *testing.T) {
 	raw, _ := json.Marshal(g.Envelope)
 	if !bytes.Contains(raw, []byte(`"principal_id":"`+w.acme+`"`)) {
 		t.Errorf("envelope: %s", raw)
+	}
+}
+
+// A principal read for a check serves the checks of the next PrincipalTTL;
+// grants read it every time; the early history read with a check's query
+// is used only when it ends with the credential's latest event.
+func TestCheckReads(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	var mu sync.Mutex
+	reads := map[string]int{}
+	var stale atomic.Bool // the next history page served lacks its last record
+	w.proxy.Rewrite = func(path string, body []byte) []byte {
+		mu.Lock()
+		reads[path]++
+		mu.Unlock()
+		if strings.HasSuffix(path, "/events") && stale.CompareAndSwap(true, false) {
+			var page struct {
+				Result []json.RawMessage `json:"result"`
+			}
+			_ = json.Unmarshal(body, &page)
+			page.Result = page.Result[:len(page.Result)-1]
+			body, _ = json.Marshal(page)
+		}
+		return body
+	}
+	count := func(path string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return reads[path]
+	}
+	var offset atomic.Int64
+	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	bob := newAgent(t, w.h, 0x66, connectortest.WithHTTP(w.proxy.Client), func(o *connector.Options) { o.Clock = clock })
+	principal := "/principals/acme"
+	w.grant(w.alice, "review", bob.id, nil)
+	before := count(principal)
+	w.check(bob, "", "")
+	w.check(bob, "", "")
+	if n := count(principal) - before; n != 1 {
+		t.Errorf("two checks read the principal %d times", n)
+	}
+	offset.Store(int64(delegation.PrincipalTTL + time.Second))
+	if ck := w.check(bob, "", ""); len(ck.Delegations) != 1 || !ck.Delegations[0].Usable {
+		t.Errorf("check after the TTL: %+v", ck.Delegations)
+	}
+	if n := count(principal) - before; n != 2 {
+		t.Errorf("after the TTL: %d reads", n)
+	}
+	// A history read early that lacks the credential's latest event (here
+	// served without it) is read again, and the verdict is the
+	// revocation's alone.
+	events := count("/v1/delegations/review/events")
+	connectortest.Must[*delegation.DelegationWriteResult](t, "agent_protocols_delegation_revoke")(w.alice.DelegationRevoke(ctx,
+		delegation.DelegationRevokeInput{ID: "review", PrincipalID: w.acme}))
+	stale.Store(true)
+	ck := w.check(bob, "", "")
+	if len(ck.Delegations) != 1 || ck.Delegations[0].Usable || !slices.Equal(ck.Delegations[0].Reasons, []string{"status is revoked"}) {
+		t.Errorf("after the revocation: %+v", ck.Delegations)
+	}
+	if n := count("/v1/delegations/review/events") - events; n != 2 {
+		t.Errorf("history reads after the revocation: %d, want the early one and another", n)
+	}
+	before = count(principal)
+	w.grant(w.alice, "review-2", bob.id, nil)
+	w.grant(w.alice, "review-3", bob.id, nil)
+	if n := count(principal) - before; n != 2 {
+		t.Errorf("two grants read the principal %d times", n)
 	}
 }

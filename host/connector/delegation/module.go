@@ -39,14 +39,17 @@ const OutboxDelegation = "delegation_write"
 // entries of its writes (the engine's).
 type Module struct {
 	*engine.Engine
-	mu       sync.Mutex
-	services map[string]*client.DelegationService // by origin, under mu
-	seen     map[string]seen                      // by principal URL, under mu
+	mu         sync.Mutex
+	services   map[string]*client.DelegationService // by origin, under mu
+	checks     map[checkKey][]string                // the credentials each check found, under mu
+	principals map[string]cachedPrincipal           // principals read for checks, by URL, under mu
+	verified   map[string]bool                      // signatures verified (hash|actor|signature), under mu
 }
 
 // New builds the module on e. It does no network I/O.
 func New(e *engine.Engine) *Module {
-	m := &Module{Engine: e, services: map[string]*client.DelegationService{}, seen: map[string]seen{}}
+	m := &Module{Engine: e, services: map[string]*client.DelegationService{}, checks: map[checkKey][]string{}, principals: map[string]cachedPrincipal{},
+		verified: map[string]bool{}}
 	e.RegisterSubmitter(OutboxDelegation, capability.DelegationWrite, resubmitter{m})
 	return m
 }

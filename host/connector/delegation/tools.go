@@ -4,11 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"runtime"
-	"sync"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"apconnect/host/capability"
 	"apconnect/host/client"
@@ -70,160 +66,6 @@ type DelegationCheckResult struct {
 	Delegations []Verdict `json:"delegations"`
 	Complete    bool      `json:"complete"`
 	NextCursor  string    `json:"next_cursor,omitempty"`
-}
-
-// DelegationCheck is agent_protocols_delegation_check: a relying party's
-// check. The principal is resolved at its own id; its authoritative service
-// (its delegation_service, never a URL a presenter supplies) answers a
-// public existence query for subject (default: the active agent) and the
-// principal; every credential's whole history is read (every page) and
-// each record's signature checked, then proto.VerifyCredential says
-// whether it is usable for audience now, with every failed check in
-// reasons. A revoked or expired credential is listed, not usable. Reads the
-// host; signs nothing.
-func (m *Module) DelegationCheck(ctx context.Context, in DelegationCheckInput) (*DelegationCheckResult, error) {
-	if _, err := m.allowPrincipal(in.PrincipalID); err != nil {
-		return nil, err
-	}
-	subject := in.Subject
-	if subject == "" {
-		subject = m.Self
-	}
-	if !identity.ValidAgentID(subject) {
-		return nil, engine.Invalid("subject %q is not an Agent ID", subject)
-	}
-	query := func(doc *proto.PrincipalDocument) (context.Context, *client.DelegationService, *client.DelegationQueryResult, error) {
-		gctx, svc, err := m.serviceOf(ctx, doc, capability.DelegationRead)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		q := &proto.QueryRequest{Subject: subject, PrincipalID: doc.ID, ID: in.ID, Cursor: in.Cursor, Limit: in.Limit}
-		page, err := svc.Query(gctx, q, false)
-		return gctx, svc, page, engine.Wrap(err)
-	}
-	// The query is sent while the principal is read when the principal was
-	// read before: it goes to the service and canonical id the document
-	// named then, and is used only if the document read now names the
-	// same (otherwise it is asked again). Every answer rests on the
-	// document read now.
-	type answer struct {
-		gctx context.Context
-		svc  *client.DelegationService
-		page *client.DelegationQueryResult
-		err  error
-		seen seen
-	}
-	var early chan answer
-	if last, ok := m.seenPrincipal(in.PrincipalID); ok {
-		early = make(chan answer, 1)
-		go func() {
-			a := answer{seen: last}
-			a.gctx, a.svc, a.page, a.err = query(&proto.PrincipalDocument{ID: last.id, DelegationService: last.service})
-			early <- a
-		}()
-	}
-	doc, err := m.resolve(ctx, in.PrincipalID)
-	var a answer
-	if early != nil {
-		a = <-early
-	}
-	if err != nil {
-		return nil, err
-	}
-	m.rememberPrincipal(in.PrincipalID, doc)
-	if early == nil || a.err != nil || a.seen != (seen{id: doc.ID, service: doc.DelegationService}) {
-		if a.gctx, a.svc, a.page, err = query(doc); err != nil {
-			return nil, err
-		}
-	}
-	out := &DelegationCheckResult{CanonicalID: doc.ID, QueryURL: a.page.URL, Delegations: make([]Verdict, len(a.page.Credentials)),
-		Complete: a.page.NextCursor == "", NextCursor: a.page.NextCursor}
-	var g errgroup.Group
-	g.SetLimit(maxHistoryReads)
-	for i, cred := range a.page.Credentials {
-		g.Go(func() error {
-			out.Delegations[i] = m.verify(a.gctx, a.svc, doc, cred, in.Audience)
-			return nil
-		})
-	}
-	_ = g.Wait()
-	return out, nil
-}
-
-// maxHistoryReads bounds the credential histories one check reads at once.
-const maxHistoryReads = 4
-
-// seen is what a principal's document named when it was last read.
-type seen struct{ id, service string }
-
-// maxSeen bounds the principals remembered.
-const maxSeen = 256
-
-// seenPrincipal returns what the principal at url named when last read.
-func (m *Module) seenPrincipal(url string) (seen, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s, ok := m.seen[url]
-	return s, ok && s.service != ""
-}
-
-// rememberPrincipal notes what a principal's document names.
-func (m *Module) rememberPrincipal(url string, doc *proto.PrincipalDocument) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.seen) >= maxSeen {
-		clear(m.seen)
-	}
-	m.seen[url] = seen{id: doc.ID, service: doc.DelegationService}
-}
-
-// verify reads a credential's whole history and verifies it for audience:
-// proto.VerifyCredential beside the check of every record (checkRecords),
-// the signatures verified in parallel.
-func (m *Module) verify(ctx context.Context, svc *client.DelegationService, doc *proto.PrincipalDocument, cred *proto.Credential, audience string) Verdict {
-	records, err := svc.AllEvents(ctx, cred.ID)
-	if err != nil {
-		return Verdict{Credential: cred.Value(), Reasons: []string{"history unavailable: " + engine.AsError(err).Message}}
-	}
-	var v proto.Verdict
-	var wg sync.WaitGroup
-	wg.Go(func() { v = proto.VerifyCredential(cred, records, doc, doc.ID, audience, m.NowMS()) })
-	recErr := checkRecords(records, cred.ID, doc.ID)
-	wg.Wait()
-	if recErr != nil {
-		v.Verified, v.Usable = false, false
-		v.Reasons = append([]string{recErr.Error()}, v.Reasons...)
-	}
-	return Verdict{Credential: cred.Value(), Verified: v.Verified, Usable: v.Usable, Reasons: v.Reasons}
-}
-
-// checkRecords checks every accepted record of a credential, in parallel:
-// a valid delegation envelope (hash and strict signature) naming the
-// credential's id and principal. The first failing record, in order, is
-// the error.
-func checkRecords(records []proto.Record, id, principal string) error {
-	errs := make([]error, len(records))
-	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i := range records {
-		g.Go(func() error {
-			ev, err := proto.ValidateEnvelope(records[i].Envelope)
-			switch {
-			case err != nil:
-				errs[i] = fmt.Errorf("history record %d does not verify: %s", i, engine.AsError(err).Message)
-			case ev.CredentialID() != id || ev.PrincipalID() != principal:
-				errs[i] = fmt.Errorf("history record %d is not an event of %s", i, id)
-			}
-			return nil
-		})
-	}
-	_ = g.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // DelegationsListInput is the input of agent_protocols_delegations_list.
@@ -461,7 +303,7 @@ func (m *Module) DelegationHistory(ctx context.Context, in DelegationHistoryInpu
 		records[i] = *r
 		out.Records = append(out.Records, r.Value())
 	}
-	if err := checkRecords(records, in.ID, doc.ID); err != nil {
+	if err := m.checkRecords(records, in.ID, doc.ID); err != nil {
 		return nil, &engine.Error{Code: proto.CodeInvalidDelegation, Message: err.Error()}
 	}
 	return out, nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"apconnect/host/hub/internal/hubdb"
 	"apconnect/host/hub/internal/hubhttp"
@@ -74,17 +75,14 @@ type storedPrincipal struct {
 // (canonical false), or nil.
 func lookupPrincipal(ctx context.Context, q hubhttp.Querier, origin, name string) (p *storedPrincipal, canonical bool, err error) {
 	p = &storedPrincipal{}
-	err = q.QueryRowContext(ctx, `SELECT name, document, updated_at FROM principals WHERE name = ?`, name).
-		Scan(&p.name, &p.document, &p.updatedAt)
+	err = q.QueryRowContext(ctx, principalSQL, name).Scan(&p.name, &p.document, &p.updatedAt)
 	if err == nil {
 		return p, true, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return nil, false, err
 	}
-	err = q.QueryRowContext(ctx, `SELECT p.name, p.document, p.updated_at FROM principal_aliases a
-		JOIN principals p ON p.name = a.name WHERE a.url = ?`, PrincipalURL(origin, name)).
-		Scan(&p.name, &p.document, &p.updatedAt)
+	err = q.QueryRowContext(ctx, aliasSQL, PrincipalURL(origin, name)).Scan(&p.name, &p.document, &p.updatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -104,11 +102,47 @@ func principalDocument(ctx context.Context, q hubhttp.Querier, origin, name stri
 	if err != nil || p == nil {
 		return nil, err
 	}
+	return composedJSON(origin, p)
+}
+
+// composed caches the JSON of the documents served, by origin and name,
+// with the row they were composed from (a changed row is composed again).
+var composed = struct {
+	sync.Mutex
+	m map[string]composedDoc
+}{m: map[string]composedDoc{}}
+
+type composedDoc struct {
+	written   string
+	updatedAt int64
+	body      []byte
+}
+
+// composedJSON is the canonical JSON of the document a stored row serves
+// at origin.
+func composedJSON(origin string, p *storedPrincipal) ([]byte, error) {
+	key := origin + PathPrincipals + p.name
+	composed.Lock()
+	c, ok := composed.m[key]
+	composed.Unlock()
+	if ok && c.updatedAt == p.updatedAt && c.written == string(p.document) {
+		return c.body, nil
+	}
 	doc, err := compose(origin, p.name, p.document, p.updatedAt)
 	if err != nil {
 		return nil, fmt.Errorf("hosted principal %s: %w", p.name, err)
 	}
-	return doc.MarshalJSON()
+	body, err := doc.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	composed.Lock()
+	if len(composed.m) >= 1024 {
+		clear(composed.m)
+	}
+	composed.m[key] = composedDoc{written: string(p.document), updatedAt: p.updatedAt, body: body}
+	composed.Unlock()
+	return body, nil
 }
 
 // reader is the hub's delegation.PrincipalReader: it serves the URLs of the

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"apconnect/host/hub/internal/hubhttp"
 	"apconnect/host/identity"
@@ -29,7 +30,7 @@ func notFound(id string) *hubhttp.Error {
 // storedCredential returns the stored credential of a delegation id, or nil.
 func storedCredential(ctx context.Context, q hubhttp.Querier, id string) (*rules.Credential, error) {
 	var raw []byte
-	err := q.QueryRowContext(ctx, `SELECT credential FROM delegation_credentials WHERE id = ?`, id).Scan(&raw)
+	err := q.QueryRowContext(ctx, credentialSQL, id).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -49,7 +50,7 @@ func (s *Service) credential(w http.ResponseWriter, r *http.Request) {
 	}
 	var cred *rules.Credential
 	if err == nil {
-		cred, err = storedCredential(r.Context(), s.db.Reader(), id)
+		cred, err = storedCredential(r.Context(), s.reader, id)
 	}
 	if err == nil && cred == nil {
 		err = notFound(id)
@@ -65,10 +66,15 @@ func (s *Service) credential(w http.ResponseWriter, r *http.Request) {
 	hubhttp.WriteJSON(w, http.StatusOK, body)
 }
 
-// record is an accepted record on the wire: the envelope as submitted.
-type record struct {
-	Envelope   json.RawMessage `json:"envelope"`
-	AcceptedAt int64           `json:"accepted_at"`
+// recordJSON is an accepted record on the wire, {envelope, accepted_at}:
+// the envelope as submitted (compact JSON the pipeline stored).
+func recordJSON(env []byte, acceptedAt int64) json.RawMessage {
+	b := make([]byte, 0, len(env)+40)
+	b = append(b, `{"envelope":`...)
+	b = append(b, env...)
+	b = append(b, `,"accepted_at":`...)
+	b = strconv.AppendInt(b, acceptedAt, 10)
+	return append(b, '}')
 }
 
 // events serves GET /v1/delegations/{id}/events: the credential's accepted
@@ -102,15 +108,21 @@ func (s *Service) eventsPage(r *http.Request) ([]json.RawMessage, string, error)
 			return nil, "", err
 		}
 	}
-	ctx, db := r.Context(), s.db.Reader()
-	if cred, err := storedCredential(ctx, db, id); err != nil || cred == nil {
-		if err == nil {
+	page, next, err := records(r.Context(), s.reader, id, after, limit)
+	if err == nil && len(page) == 0 {
+		// An empty page: a credential past its last record, or none.
+		var cred *rules.Credential
+		if cred, err = storedCredential(r.Context(), s.reader, id); err == nil && cred == nil {
 			err = notFound(id)
 		}
-		return nil, "", err
 	}
-	rows, err := db.QueryContext(ctx, `SELECT r.seq, r.accepted_at, e.envelope FROM delegation_records r
-		JOIN accepted_envelopes e ON e.hash = r.event_hash WHERE r.id = ? AND r.seq > ? ORDER BY r.seq LIMIT ?`, id, after, limit+1)
+	return page, next, err
+}
+
+// records returns up to limit accepted records of credential id after seq
+// after, in acceptance order, and the cursor of the next page.
+func records(ctx context.Context, db hubhttp.Querier, id string, after int64, limit int) ([]json.RawMessage, string, error) {
+	rows, err := db.QueryContext(ctx, eventsSQL, id, after, limit+1)
 	if err != nil {
 		return nil, "", err
 	}
@@ -126,11 +138,7 @@ func (s *Service) eventsPage(r *http.Request) ([]json.RawMessage, string, error)
 		if len(out) == limit {
 			return out, hubhttp.EncodeCursor("delegation-events|"+id, last), nil
 		}
-		b, err := json.Marshal(record{Envelope: env, AcceptedAt: at})
-		if err != nil {
-			return nil, "", err
-		}
-		out, last = append(out, b), seq
+		out, last = append(out, recordJSON(env, at)), seq
 	}
 	return out, "", rows.Err()
 }
@@ -160,7 +168,7 @@ func (s *Service) queryPage(w http.ResponseWriter, r *http.Request) ([]json.RawM
 	if err != nil {
 		return nil, "", err
 	}
-	ctx, db, now := r.Context(), s.db.Reader(), s.clock().UnixMilli()
+	ctx, db, now := r.Context(), s.reader, s.clock().UnixMilli()
 	caller := hubhttp.AgentID(ctx)
 	var principal *rules.PrincipalDocument
 	if caller != "" && q.Subject == "" && q.PrincipalID != "" {
@@ -186,9 +194,7 @@ func (s *Service) queryPage(w http.ResponseWriter, r *http.Request) ([]json.RawM
 // matching scans the credentials after the cursor's id, by id, for a page
 // of those the query matches and the access permits.
 func matching(ctx context.Context, db hubhttp.Querier, q *rules.QueryRequest, access *rules.QueryAccess, after, scope string, now int64) ([]json.RawMessage, string, error) {
-	rows, err := db.QueryContext(ctx, `SELECT id, credential FROM delegation_credentials
-		WHERE (?1 = '' OR subject = ?1) AND (?2 = '' OR principal_id = ?2) AND (?3 = '' OR id = ?3) AND id > ?4 ORDER BY id`,
-		q.Subject, q.PrincipalID, q.ID, after)
+	rows, err := db.QueryContext(ctx, matchingSQL, q.Subject, q.PrincipalID, q.ID, after)
 	if err != nil {
 		return nil, "", err
 	}

@@ -37,6 +37,8 @@ type Service struct {
 	clock    func() time.Time
 	limits   Limits
 	logger   *slog.Logger
+	// reader is the read pool with the service's reads prepared.
+	reader *preparedReader
 }
 
 // New builds the service on the hub's plumbing and records the hub's origin
@@ -64,12 +66,17 @@ func New(env hubsvc.Env, limits Limits) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("delegation: %w", err)
 	}
+	reader, err := prepare(env.DB.Reader(), readStatements...)
+	if err != nil {
+		return nil, fmt.Errorf("delegation: %w", err)
+	}
 	return &Service{origin: origin, db: env.DB, pipeline: env.Pipeline, auth: env.Auth, clock: clock,
-		limits: limits.withDefaults(), logger: logger}, nil
+		limits: limits.withDefaults(), logger: logger, reader: reader}, nil
 }
 
-// Close implements hubsvc.Service: the service has no background work.
-func (s *Service) Close() error { return nil }
+// Close implements hubsvc.Service: it releases the prepared reads (the
+// service has no background work).
+func (s *Service) Close() error { return s.reader.Close() }
 
 // Register mounts the discovery document, the service's endpoints and the
 // principals. Reads are public; a request that sends a request JWT must
@@ -110,7 +117,7 @@ func (s *Service) principal(w http.ResponseWriter, r *http.Request) {
 	err := hubhttp.CheckQuery(r.URL.Query())
 	var body []byte
 	if err == nil {
-		body, err = principalDocument(r.Context(), s.db.Reader(), s.origin, name)
+		body, err = principalDocument(r.Context(), s.reader, s.origin, name)
 	}
 	if err == nil && body == nil {
 		err = hubhttp.Errorf(identity.CodeNotFound, "no principal is hosted at %s%s", PathPrincipals, truncName(name))
