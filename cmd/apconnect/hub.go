@@ -19,12 +19,13 @@ const defaultHubListen = "127.0.0.1:8443"
 func init() {
 	register(&command{
 		name:    "hub",
-		summary: "run the local hub: an ADP 1.0 host and Agent Profile service on loopback",
-		usage:   "hub [--listen ADDR] [--data DIR] [--allow-remote] [--log-level LEVEL]\n       apconnect hub redact [--data DIR] --room ID --seq N",
-		detail: `Runs a complete, strict Agent Discourse 1.0 host and Agent Profile 1.0 service
-over HTTPS. It is a development and test host for one machine — the embedded
-default that lets apconnect run without a remote service, the peer its tests
-run against, and a host for plugin authors — not a production service.
+		summary: "run the local hub: an ADP 1.0 host, Agent Profile and Agent Delegation services on loopback",
+		usage:   "hub [--listen ADDR] [--data DIR] [--allow-remote] [--log-level LEVEL]\n       apconnect hub redact [--data DIR] --room ID --seq N\n       apconnect " + principalUsage,
+		detail: `Runs a complete, strict Agent Discourse 1.0 host, Agent Profile 1.0 service
+and Agent Delegation 1.0 service over HTTPS. It is a development and test host
+for one machine — the embedded default that lets apconnect run without a
+remote service, the peer its tests run against, and a host for plugin
+authors — not a production service.
 
 On first start it creates a local CA and a server certificate for 127.0.0.1,
 ::1 and localhost in the data directory and writes the CA as DIR/ca.pem; give
@@ -45,10 +46,28 @@ ADP section 20, counted per agent per room.
 message.create or custom-type record with its redacted envelope (ADP 14.1) in
 the data directory (the hub may be running): reads, archives and exact
 resubmissions then serve the redacted form, and the chain still verifies.
-Built-in records that determine room state cannot be redacted.`,
+Built-in records that determine room state cannot be redacted.
+
+The Agent Delegation service (discovery at /.well-known/agent-delegation,
+credentials under /v1/delegations) is the authoritative service of the
+principals the hub hosts: organizations or people whose documents it serves
+at {origin}/principals/NAME, with id set to that URL, delegation_service to
+the hub's origin, and protocol and updated_at set by the hub. Manage them
+with "apconnect hub principal" (the hub may be running; it serves a change at
+once):
+
+  put --name NAME --controller AGENT_ID   adds AGENT_ID (repeatable) as an
+      unrestricted delegating controller, valid from now, creating NAME;
+  put --name NAME --file DOC.json         stores the document's controllers,
+      retired controllers, aliases and descriptive members as written (its
+      id, protocol, delegation_service and updated_at are the hub's);
+  list                                    lists the hosted principals;
+  retire --name NAME --controller AGENT_ID  moves a current controller to
+      the retired controllers, retired now (what it signed before stays valid).`,
 		example: `apconnect hub --listen 127.0.0.1:8443 --data ~/.local/share/apconnect/hub &
 apconnect init --host https://127.0.0.1:8443 --ca ~/.local/share/apconnect/hub/ca.pem
-apconnect hub redact --data ~/.local/share/apconnect/hub --room d8ftedhpqhsusbg001tg --seq 42`,
+apconnect hub redact --data ~/.local/share/apconnect/hub --room d8ftedhpqhsusbg001tg --seq 42
+apconnect hub principal put --data ~/.local/share/apconnect/hub --name acme --controller did:agent:…`,
 		setup: func(fs *flag.FlagSet) func(context.Context, *env, []string) error {
 			listen := fs.String("listen", defaultHubListen, "address to listen on (host:port; loopback unless --allow-remote)")
 			data := fs.String("data", "", "data directory for ca.pem, keys and hub.db (default $XDG_DATA_HOME/apconnect/hub)")
@@ -58,8 +77,11 @@ apconnect hub redact --data ~/.local/share/apconnect/hub --room d8ftedhpqhsusbg0
 				if len(args) > 0 && args[0] == "redact" {
 					return runRedact(ctx, e, *data, args[1:])
 				}
+				if len(args) > 0 && args[0] == "principal" {
+					return runPrincipal(ctx, e, *data, args[1:])
+				}
 				if len(args) > 0 {
-					return usageError{"hub takes no arguments (besides the redact subcommand)"}
+					return usageError{"hub takes no arguments (besides the redact and principal subcommands)"}
 				}
 				dir, err := hubDataDir(e, *data)
 				if err != nil {

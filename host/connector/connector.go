@@ -13,6 +13,7 @@ import (
 
 	"apconnect/host/client"
 	"apconnect/host/config"
+	"apconnect/host/connector/delegation"
 	"apconnect/host/connector/discourse"
 	"apconnect/host/connector/profile"
 	"apconnect/host/engine"
@@ -78,7 +79,9 @@ type Connector struct {
 	engine    *engine.Engine
 	discourse *discourse.Module
 	profile   *profile.Module
-	modules   []engine.Module
+	// delegation is the Agent Delegation module.
+	delegation *delegation.Module
+	modules    []engine.Module
 }
 
 // New opens the Agent ID's state and builds its modules. It does no
@@ -99,7 +102,10 @@ func New(ctx context.Context, opts Options) (*Connector, error) {
 		e.Close()
 		return nil, err
 	}
-	return &Connector{engine: e, discourse: disc, profile: prof, modules: []engine.Module{disc, prof}}, nil
+	c := &Connector{engine: e, discourse: disc, profile: prof, modules: []engine.Module{disc, prof}}
+	c.delegation = delegation.New(e)
+	c.modules = append(c.modules, c.delegation)
+	return c, nil
 }
 
 // Engine returns the protocol-neutral core.
@@ -110,6 +116,9 @@ func (c *Connector) Discourse() *discourse.Module { return c.discourse }
 
 // Profile returns the Agent Profile module.
 func (c *Connector) Profile() *profile.Module { return c.profile }
+
+// Delegation returns the Agent Delegation module.
+func (c *Connector) Delegation() *delegation.Module { return c.delegation }
 
 // Modules lists the protocol modules.
 func (c *Connector) Modules() []engine.Module { return c.modules }

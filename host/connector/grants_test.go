@@ -45,6 +45,12 @@ var args = map[string]string{
 	"profiles_get":        `{"profile_service":"{origin}"}`,
 	"profile_history":     `{"profile_service":"{origin}"}`,
 	"profile_update":      `{"profile_service":"{origin}","profile":{"name":"x"}}`,
+	"principal_resolve":   `{"url":"{origin}/principals/acme"}`,
+	"delegation_check":    `{"principal_id":"{origin}/principals/acme","audience":"{origin}"}`,
+	"delegations_list":    `{"delegation_service":"{origin}"}`,
+	"delegation_grant":    `{"id":"d","principal_id":"{origin}/principals/acme","subject":"{agent}","scopes":["review"],"audiences":["{origin}"]}`,
+	"delegation_revoke":   `{"id":"d","principal_id":"{origin}/principals/acme"}`,
+	"delegation_history":  `{"principal_id":"{origin}/principals/acme","id":"d"}`,
 }
 
 // Every tool that needs a grant is refused, with the grant withdrawn,

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"apconnect/host/hub/internal/delegation"
 	"apconnect/host/hub/internal/discourse"
 	"apconnect/host/hub/internal/profile"
 	"apconnect/host/proto/adp"
@@ -79,6 +80,9 @@ type Limits struct {
 	// Discourse are the Agent Discourse host's quotas (ADP 20) and serving
 	// parameters; zero fields take DefaultDiscourseLimits.
 	Discourse DiscourseLimits
+	// Delegation are the Agent Delegation service's body, page and quota
+	// limits; zero fields take DefaultDelegationLimits.
+	Delegation DelegationLimits
 }
 
 // ProfileLimits are the Agent Profile service's limits: the field limits of
@@ -89,6 +93,12 @@ type ProfileLimits = profile.Limits
 // DiscourseLimits are the Agent Discourse host's quotas and serving
 // parameters.
 type DiscourseLimits = discourse.Limits
+
+// DelegationLimits are the Agent Delegation service's limits.
+type DelegationLimits = delegation.Limits
+
+// DefaultDelegationLimits returns the delegation service's default limits.
+func DefaultDelegationLimits() DelegationLimits { return delegation.DefaultLimits() }
 
 // DefaultProfileLimits returns the profile service's default limits.
 func DefaultProfileLimits() ProfileLimits { return profile.DefaultLimits() }

@@ -81,6 +81,7 @@ var sdkHintDiffs = map[string]map[string]string{
 	"agent_protocols_profile_update":      {"destructiveHint": "it replaces the whole published profile"},
 	"agent_protocols_room_submit_event":   {"destructiveHint": "room.close, room.cancel and room.member.remove cannot be undone"},
 	"agent_protocols_join_request_review": {"destructiveHint": "a rejection is final"},
+	"agent_protocols_delegation_revoke":   {"destructiveHint": "it ends the credential's authority at once"},
 }
 
 func TestAnnotationsAgainstSDK(t *testing.T) {

@@ -53,6 +53,12 @@ var minimalArgs = map[string]string{
 	"schema_get":          `{"protocol":"agent-discourse/1.0"}`,
 	"room_archive":        `{"room_id":"` + testRoom + `"}`,
 	"room_watch":          `{"room_id":"` + testRoom + `"}`,
+	"principal_resolve":   `{"url":"https://example.com/p"}`,
+	"delegation_check":    `{"principal_id":"https://example.com/p","audience":"https://app.example"}`,
+	"delegations_list":    `{}`,
+	"delegation_grant":    `{"id":"del-1","principal_id":"https://example.com/p","subject":"` + testAgent + `","scopes":["review"],"audiences":["https://app.example"]}`,
+	"delegation_revoke":   `{"id":"del-1","principal_id":"https://example.com/p"}`,
+	"delegation_history":  `{"principal_id":"https://example.com/p","id":"del-1"}`,
 }
 
 // fullArgs exercise every optional field of the richer tools, with values
@@ -87,6 +93,12 @@ var fullArgs = map[string]string{
 	"schema_get":        `{"protocol":"agent-discourse/1.0","type":"poll.vote","room_id":"` + testRoom + `","host":"` + testHost + `"}`,
 	"room_archive":      `{"room_id":"` + testRoom + `","host":"` + testHost + `","include_records":false}`,
 	"room_watch":        `{"room_id":"` + testRoom + `","host":"` + testHost + `","types":["poll.create","poll.vote"]}`,
+	"delegation_check":  `{"principal_id":"https://example.com/p","audience":"` + testAgent + `","subject":"` + testAgent + `","id":"del-1","cursor":"c","limit":100}`,
+	"delegations_list":  `{"delegation_service":"https://example.com","status":"revoked","limit":5,"cursor":"c"}`,
+	"delegation_grant": `{"id":"del-1","principal_id":"https://example.com/p","subject":"` + testAgent + `","relationship":"employee","scopes":["review"],
+		"audiences":["https://app.example","` + testAgent + `"],"constraints":{"max":1},"not_before":1779753700000,"expires_at":1779760800000}`,
+	"delegation_revoke":  `{"id":"del-1","principal_id":"https://example.com/p","reason":"left"}`,
+	"delegation_history": `{"principal_id":"https://example.com/p","id":"del-1","cursor":"c"}`,
 }
 
 func inputSchema(t *testing.T, short string) *toolcatalog.Schema {
@@ -279,6 +291,23 @@ const (
 		"expires_at":1779754000000,"updated_at":1779753700000,"extra":{}}`
 )
 
+// testCredential is a credential as a delegation service reads it.
+const testCredential = `{"id":"del-1","protocol":"agent-delegation/1.0","principal_id":"https://example.com/p","subject":"` + testAgent + `",
+	"scopes":["review"],"audiences":["https://app.example"],"status":"active","controller":"` + testAgent + `","grant_event_id":"` + testHash + `",
+	"event_id":"` + testHash + `","accepted_at":1779753700000,"checked_at":1779753700000}`
+
+// delegationResults are result examples of the Delegation tools.
+var delegationResults = map[string]string{
+	"principal_resolve": `{"principal":{"id":"https://example.com/p","protocol":"agent-delegation/1.0","controllers":[],"updated_at":1},
+		"canonical_id":"https://example.com/p","requested_url":"https://example.com/alias","alias":true}`,
+	"delegation_check": `{"canonical_id":"https://example.com/p","query_url":"https://example.com/v1/delegations/query",
+		"delegations":[{"credential":` + testCredential + `,"verified":true,"usable":false,"reasons":["expired"]}],"complete":false,"next_cursor":"c"}`,
+	"delegations_list":   `{"delegations":[` + testCredential + `],"next_cursor":"c"}`,
+	"delegation_grant":   `{"credential":` + testCredential + `,"envelope":{"hash":"h","event":{},"signature":"s"}}`,
+	"delegation_revoke":  `{"credential":` + testCredential + `,"envelope":{"hash":"h","event":{},"signature":"s"}}`,
+	"delegation_history": `{"credential":` + testCredential + `,"records":[{"envelope":{"hash":"h","event":{},"signature":"s"},"accepted_at":1}],"signatures_verified":true}`,
+}
+
 func TestResultExamplesValidate(t *testing.T) {
 	t.Parallel()
 	tests := map[string]string{
@@ -316,8 +345,11 @@ func TestResultExamplesValidate(t *testing.T) {
 		"room_archive":        `{"manifest":{},"records":[` + testRecord + `],"verified":true,"redacted":[],"state_verified":true,"packs":[],"archive":{"uri":"agent-protocols://rooms/r/archive","records_count":1}}`,
 		"room_watch":          `{"types":["poll.vote"],"sync":` + seedSync + `}`,
 	}
-	if len(tests) != 33 {
-		t.Fatalf("%d result examples, want 33", len(tests))
+	for k, v := range delegationResults {
+		tests[k] = v
+	}
+	if len(tests) != 39 {
+		t.Fatalf("%d result examples, want 39", len(tests))
 	}
 	for short, doc := range tests {
 		s, ok := toolcatalog.OutputSchema(pfx + short)

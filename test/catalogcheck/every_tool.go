@@ -31,8 +31,8 @@ func RunEveryTool(t *testing.T, env Env) {
 		t.Errorf("hosts_list: %v", hosts)
 	}
 	svc := r.empty(A, "services_list")
-	if n := len(list(svc, "services")); n != 2 {
-		t.Errorf("services_list {}: %d documents, want the hub's two: %v", n, svc)
+	if n := len(list(svc, "services")); n != 3 {
+		t.Errorf("services_list {}: %d documents, want the hub's three: %v", n, svc)
 	}
 	svc = r.call(A, "services_list", obj{"host": H, "protocol": "agent-discourse/1.0"})
 	if len(list(svc, "services")) != 1 || str(svc, "services", "0", "protocol") != "agent-discourse/1.0" || str(svc, "services", "0", "service") != H {
@@ -382,6 +382,7 @@ func RunEveryTool(t *testing.T, env Env) {
 		t.Errorf("rooms_list mine left: %v", left)
 	}
 
+	runDelegation(r, env)
 	r.finish()
 }
 

@@ -43,6 +43,10 @@ type Env struct {
 	Host                    string
 	Alice, Bob, Carol, Dave *Agent
 	Catalog                 Catalog
+	// HubDir is the hub's data directory, where the Delegation scenario
+	// hosts its principal (as apconnect hub principal put does). The hub
+	// serves delegation history in pages of 2 (Limits.Delegation).
+	HubDir string
 }
 
 // ToolError is a failed call's error.

@@ -57,6 +57,7 @@ func startHub(t testing.TB) *hubtest.Hub {
 		o.Limits.Discourse.Rules.MessageRate = -1
 		o.Limits.Discourse.Rules.SignalRate = -1
 		o.Limits.Discourse.Rules.ControlRate = -1
+		o.Limits.Delegation.EventsPage = 2
 	}))
 }
 

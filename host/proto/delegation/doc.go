@@ -64,8 +64,11 @@
 //
 // # How a client uses it
 //
-// Resolve a principal with ResolvePrincipal, whose reader follows at most
-// MaxPrincipalRedirects HTTPS redirects within the time and size bounds. Sign with
+// Resolve a principal with ResolvePrincipal over a reader bounded in time
+// and size (the SDK's DelegationClient follows at most
+// MaxPrincipalRedirects HTTPS redirects; apconnect's reader,
+// client.FetchPrincipal, follows none, as the SDK's connector, and the
+// connector reads only granted [[hosts]] origins). Sign with
 // GrantEvent or RevokeEvent after CheckEventAuthority. Verify a credential
 // with VerifyCredential against the records of its service, found through
 // the principal's delegation_service (ResolveEndpoints), never through a URL

@@ -1,0 +1,280 @@
+package delegation
+
+import (
+	"context"
+	"crypto/sha3"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"apconnect/host/capability"
+	"apconnect/host/client"
+	"apconnect/host/engine"
+	"apconnect/host/identity"
+	proto "apconnect/host/proto/delegation"
+)
+
+// DelegationCheck is agent_protocols_delegation_check: a relying party's
+// check. The principal is resolved at its own id (a document read for a
+// check serves the next checks for PrincipalTTL); its authoritative
+// service (its delegation_service, never a URL a presenter supplies)
+// answers a public existence query for subject (default: the active agent)
+// and the principal; every credential's whole history is read (every page)
+// and each record's signature checked, then proto.VerifyCredential says
+// whether it is usable for audience now, with every failed check in
+// reasons. A revoked or expired credential is listed, not usable. Reads the
+// host; signs nothing.
+//
+// When the same check ran before, the histories of the credentials it found
+// then are read while the query is asked, and each is used only if it ends
+// with the latest event of the credential the query returns now (otherwise
+// it is read again): every answer rests on reads of this call.
+func (m *Module) DelegationCheck(ctx context.Context, in DelegationCheckInput) (*DelegationCheckResult, error) {
+	if _, err := m.allowPrincipal(in.PrincipalID); err != nil {
+		return nil, err
+	}
+	subject := in.Subject
+	if subject == "" {
+		subject = m.Self
+	}
+	if !identity.ValidAgentID(subject) {
+		return nil, engine.Invalid("subject %q is not an Agent ID", subject)
+	}
+	doc, err := m.checkPrincipal(ctx, in.PrincipalID)
+	if err != nil {
+		return nil, err
+	}
+	gctx, svc, err := m.serviceOf(ctx, doc, capability.DelegationRead)
+	if err != nil {
+		return nil, err
+	}
+	key := checkKey{principal: doc.ID, subject: subject, id: in.ID, cursor: in.Cursor, limit: in.Limit}
+	early := startHistories(gctx, svc, m.lastCheck(key))
+	defer early.wait()
+	q := &proto.QueryRequest{Subject: subject, PrincipalID: doc.ID, ID: in.ID, Cursor: in.Cursor, Limit: in.Limit}
+	page, err := svc.Query(gctx, q, false)
+	if err != nil {
+		return nil, engine.Wrap(err)
+	}
+	out := &DelegationCheckResult{CanonicalID: doc.ID, QueryURL: page.URL, Delegations: make([]Verdict, len(page.Credentials)),
+		Complete: page.NextCursor == "", NextCursor: page.NextCursor}
+	ids := make([]string, len(page.Credentials))
+	var g errgroup.Group
+	g.SetLimit(maxHistoryReads)
+	for i, cred := range page.Credentials {
+		ids[i] = cred.ID
+		g.Go(func() error {
+			records, ok := early.history(cred)
+			var readErr error
+			if !ok {
+				records, readErr = svc.AllEvents(gctx, cred.ID)
+			}
+			out.Delegations[i] = m.verify(cred, records, readErr, doc, in.Audience)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	m.rememberCheck(key, ids)
+	return out, nil
+}
+
+// PrincipalTTL is how long a principal document read for a check serves
+// the next checks of that principal: well inside the protocol's own bound
+// on how old a principal read may be where it decides authority
+// (proto.MaxPrincipalAge, 300 s, for a service accepting an event). Grants,
+// revocations, listings and histories read the principal every time.
+const PrincipalTTL = 30 * time.Second
+
+// checkPrincipal resolves a principal for a check, or returns the document
+// a check read less than PrincipalTTL ago.
+func (m *Module) checkPrincipal(ctx context.Context, url string) (*proto.PrincipalDocument, error) {
+	now := m.Now()
+	m.mu.Lock()
+	c, ok := m.principals[url]
+	m.mu.Unlock()
+	if ok && now.Sub(c.read) >= 0 && now.Sub(c.read) < PrincipalTTL {
+		return c.doc, nil
+	}
+	doc, err := m.resolve(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	if len(m.principals) >= maxRemembered {
+		clear(m.principals)
+	}
+	m.principals[url] = cachedPrincipal{doc: doc, read: now}
+	m.mu.Unlock()
+	return doc, nil
+}
+
+// cachedPrincipal is a principal document a check read, and when.
+type cachedPrincipal struct {
+	doc  *proto.PrincipalDocument
+	read time.Time
+}
+
+// maxHistoryReads bounds the credential histories one check reads at once.
+const maxHistoryReads = 4
+
+// histories are the histories a check reads before its query answered.
+type histories map[string]chan historyAnswer
+
+type historyAnswer struct {
+	records []proto.Record
+	err     error
+}
+
+// startHistories reads the histories of the credentials a check found last
+// time (at most maxHistoryReads).
+func startHistories(ctx context.Context, svc *client.DelegationService, ids []string) histories {
+	if len(ids) == 0 || len(ids) > maxHistoryReads {
+		return nil
+	}
+	h := histories{}
+	for _, id := range ids {
+		ch := make(chan historyAnswer, 1)
+		h[id] = ch
+		go func() {
+			records, err := svc.AllEvents(ctx, id)
+			ch <- historyAnswer{records, err}
+		}()
+	}
+	return h
+}
+
+// history returns the early history of a credential when it ends with the
+// credential's latest event, so that nothing the query saw is missing.
+func (h histories) history(cred *proto.Credential) ([]proto.Record, bool) {
+	ch, ok := h[cred.ID]
+	if !ok {
+		return nil, false
+	}
+	a := <-ch
+	ch <- a
+	if a.err != nil || len(a.records) == 0 || a.records[len(a.records)-1].Envelope.Hash != cred.EventID {
+		return nil, false
+	}
+	return a.records, true
+}
+
+// wait waits for every early read, so none outlives the call.
+func (h histories) wait() {
+	for _, ch := range h {
+		a := <-ch
+		ch <- a
+	}
+}
+
+// verify verifies a credential's whole history for audience:
+// proto.VerifyCredential beside the check of every record (checkRecords).
+func (m *Module) verify(cred *proto.Credential, records []proto.Record, readErr error, doc *proto.PrincipalDocument, audience string) Verdict {
+	if readErr != nil {
+		return Verdict{Credential: cred.Value(), Reasons: []string{"history unavailable: " + engine.AsError(readErr).Message}}
+	}
+	var v proto.Verdict
+	var wg sync.WaitGroup
+	wg.Go(func() { v = proto.VerifyCredential(cred, records, doc, doc.ID, audience, m.NowMS()) })
+	recErr := m.checkRecords(records, cred.ID, doc.ID)
+	wg.Wait()
+	if recErr != nil {
+		v.Verified, v.Usable = false, false
+		v.Reasons = append([]string{recErr.Error()}, v.Reasons...)
+	}
+	return Verdict{Credential: cred.Value(), Verified: v.Verified, Usable: v.Usable, Reasons: v.Reasons}
+}
+
+// checkRecords checks every accepted record of a credential, in parallel:
+// a valid delegation envelope (hash and strict signature) naming the
+// credential's id and principal. The first failing record, in order, is
+// the error.
+func (m *Module) checkRecords(records []proto.Record, id, principal string) error {
+	errs := make([]error, len(records))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range records {
+		g.Go(func() error {
+			ev, err := m.validateEnvelope(records[i].Envelope)
+			switch {
+			case err != nil:
+				errs[i] = fmt.Errorf("history record %d does not verify: %s", i, engine.AsError(err).Message)
+			case ev.CredentialID() != id || ev.PrincipalID() != principal:
+				errs[i] = fmt.Errorf("history record %d is not an event of %s", i, id)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateEnvelope is proto.ValidateEnvelope with the strict signature
+// check remembered: the event is canonicalized and hashed every time (the
+// hash must match its content), and a signature already verified for that
+// hash and actor is not verified again — a verification's outcome depends
+// on nothing else.
+func (m *Module) validateEnvelope(env *identity.Envelope) (*proto.Event, error) {
+	canon, err := env.Event.Canonical()
+	if err != nil {
+		return nil, identity.NewError(identity.CodeInvalidEvent, "/event", "cannot canonicalize event: %v", err)
+	}
+	digest := sha3.Sum256(canon)
+	if identity.EncodeBase64URL(digest[:]) != env.Hash {
+		return nil, identity.NewError(identity.CodeInvalidEventHash, "/hash", "hash does not match the event content")
+	}
+	key := env.Hash + "|" + env.Event.Actor + "|" + env.Signature
+	m.mu.Lock()
+	done := m.verified[key]
+	m.mu.Unlock()
+	if done {
+		return proto.EventFromIdentity(&env.Event, "/event")
+	}
+	ev, err := proto.ValidateEnvelope(env)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	if len(m.verified) >= maxVerified {
+		clear(m.verified)
+	}
+	m.verified[key] = true
+	m.mu.Unlock()
+	return ev, nil
+}
+
+// maxVerified bounds the remembered signature verifications.
+const maxVerified = 4096
+
+// checkKey identifies a check for the histories it may read early.
+type checkKey struct {
+	principal, subject, id, cursor string
+	limit                          int64
+}
+
+// maxRemembered bounds the checks and principals remembered.
+const maxRemembered = 256
+
+// lastCheck returns the credentials the same check found last time.
+func (m *Module) lastCheck(k checkKey) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.checks[k]
+}
+
+// rememberCheck notes the credentials a check found.
+func (m *Module) rememberCheck(k checkKey, ids []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.checks) >= maxRemembered {
+		clear(m.checks)
+	}
+	m.checks[k] = ids
+}
