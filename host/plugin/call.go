@@ -71,7 +71,10 @@ func (p *Plugin) checkInput(op Op, input []byte) error {
 // leave the instance in an unknown state discard it.
 func (p *Plugin) invoke(ctx context.Context, op Op, input []byte, check func(output []byte) error) error {
 	start := time.Now()
-	err := p.invokeOnce(ctx, op, input, check)
+	err := p.awaitReady(ctx, op)
+	if err == nil {
+		err = p.invokeOnce(ctx, op, input, check)
+	}
 	p.record(op, err, time.Since(start))
 	return err
 }

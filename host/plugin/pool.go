@@ -103,3 +103,16 @@ func (p *pool) size() int {
 	defer p.mu.Unlock()
 	return p.live
 }
+
+// drain closes the idle instances (those of a plugin that failed to
+// start: no call ever takes them).
+func (p *pool) drain(ctx context.Context) {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.live -= len(idle)
+	p.mu.Unlock()
+	for _, inst := range idle {
+		_ = inst.mod.Close(ctx)
+	}
+}

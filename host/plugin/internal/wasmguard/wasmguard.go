@@ -59,6 +59,12 @@ const (
 	StartExport = "apconnect:start"
 )
 
+// Version names the rewrite: it changes whenever Instrument would write a
+// different module or refuse a different set of modules, so that a host
+// never runs a module rewritten by another version of the rules (the
+// plugin cache binds what it keeps to it).
+const Version = "guard1"
+
 // Bounds the rewriter enforces.
 const (
 	// MaxTableElements caps every table (8 bytes of host memory an entry).
