@@ -36,7 +36,8 @@ const (
 	opUnreachabl = 0x00
 )
 
-// Value and reference type bytes of WebAssembly 2.0.
+// isValType reports whether b is a value type of WebAssembly 2.0: i32,
+// i64, f32, f64, v128 (SIMD) or one of the two reference types.
 func isValType(b byte) bool {
 	switch b {
 	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
@@ -45,6 +46,7 @@ func isValType(b byte) bool {
 	return false
 }
 
+// isRefType reports whether b is a reference type: funcref or externref.
 func isRefType(b byte) bool { return b == 0x70 || b == 0x6f }
 
 // indexChecker receives every function and global index an instruction

@@ -246,9 +246,73 @@ func readLimits(r *reader) (min uint32, max uint32, hasMax bool, err error) {
 	return
 }
 
+// rewritten is what the rewrite replaces in the module's sections, for
+// write.
+type rewritten struct {
+	bodies        [][]byte // guarded function bodies
+	extraTypes    [][]byte // block types of multi-value functions
+	globalEntries []byte   // the module's own globals, as they are
+	tables        []byte   // the bounded tables
+	tableCount    uint32
+	exports       []byte // the module's exports, checked
+	exportCount   uint32
+	budget        uint32 // the stack budget's global index
+}
+
+// rewrite checks every section, in order, for what the host does not
+// enable or bound and for indices the module does not have, then guards
+// every function body and writes the module again.
 func (m *module) rewrite() (*Result, error) {
-	// Types.
-	if err := vec(secType, m.section(secType), func(r *reader, _ uint32) error {
+	var rw rewritten
+	if err := m.readTypes(); err != nil {
+		return nil, err
+	}
+	if err := m.readImports(); err != nil {
+		return nil, err
+	}
+	if err := m.readFunctions(); err != nil {
+		return nil, err
+	}
+	ic, err := m.readGlobals(&rw)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.boundTables(&rw); err != nil {
+		return nil, err
+	}
+	rw.budget = m.importGlobals + m.globals
+	if err := m.readExports(ic, &rw); err != nil {
+		return nil, err
+	}
+	if err := m.readStart(ic); err != nil {
+		return nil, err
+	}
+	if err := vec(secElement, m.section(secElement), func(r *reader, _ uint32) error {
+		return scanElement(r, ic)
+	}); err != nil {
+		return nil, err
+	}
+	if err := vec(secData, m.section(secData), func(r *reader, _ uint32) error {
+		return scanData(r, ic)
+	}); err != nil {
+		return nil, err
+	}
+	maxFrame, err := m.guardCode(ic, &rw)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{
+		Module:    m.write(&rw),
+		Functions: len(m.funcTypes),
+		MaxFrame:  maxFrame,
+		HasStart:  m.hasStart,
+	}, nil
+}
+
+// readTypes reads the function types: parameters and results of the
+// enabled value types.
+func (m *module) readTypes() error {
+	return vec(secType, m.section(secType), func(r *reader, _ uint32) error {
 		form, err := r.byte()
 		if err != nil {
 			return err
@@ -279,12 +343,13 @@ func (m *module) rewrite() (*Result, error) {
 		}
 		m.types = append(m.types, ft)
 		return nil
-	}); err != nil {
-		return nil, err
-	}
+	})
+}
 
-	// Imports: only functions; the host provides nothing else.
-	if err := vec(secImport, m.section(secImport), func(r *reader, _ uint32) error {
+// readImports counts the imported functions: the host provides nothing
+// else to import.
+func (m *module) readImports() error {
+	return vec(secImport, m.section(secImport), func(r *reader, _ uint32) error {
 		if _, err := r.name(); err != nil {
 			return err
 		}
@@ -305,22 +370,21 @@ func (m *module) rewrite() (*Result, error) {
 				return fmt.Errorf("type index %d is out of range", t)
 			}
 			m.importFuncs++
+			return nil
 		case 1:
 			return fmt.Errorf("the module imports a table")
 		case 2:
 			return fmt.Errorf("the module imports a memory")
 		case 3:
 			return fmt.Errorf("the module imports a global")
-		default:
-			return fmt.Errorf("unsupported import kind %d", kind)
 		}
-		return nil
-	}); err != nil {
-		return nil, err
-	}
+		return fmt.Errorf("unsupported import kind %d", kind)
+	})
+}
 
-	// Functions.
-	if err := vec(secFunction, m.section(secFunction), func(r *reader, _ uint32) error {
+// readFunctions reads the type of every function the module defines.
+func (m *module) readFunctions() error {
+	return vec(secFunction, m.section(secFunction), func(r *reader, _ uint32) error {
 		t, err := r.u32()
 		if err != nil {
 			return err
@@ -330,56 +394,54 @@ func (m *module) rewrite() (*Result, error) {
 		}
 		m.funcTypes = append(m.funcTypes, t)
 		return nil
-	}); err != nil {
-		return nil, err
-	}
-	defined := uint32(len(m.funcTypes))
-	totalFuncs := m.importFuncs + defined
+	})
+}
 
-	// Globals: count them first; their initialisers may name only globals
-	// that exist in the original module.
-	if body := m.section(secGlobal); body != nil {
-		r := &reader{b: body}
-		n, err := r.u32()
+// readGlobals counts the globals (at most MaxGlobals) and checks their
+// initialisers, which may name only globals and functions the original
+// module has: it returns the checker of those indices for the later
+// sections.
+func (m *module) readGlobals(rw *rewritten) (indexChecker, error) {
+	ic := indexChecker{funcs: m.importFuncs + uint32(len(m.funcTypes))}
+	body := m.section(secGlobal)
+	if body == nil {
+		ic.globals = m.importGlobals
+		return ic, nil
+	}
+	r := &reader{b: body}
+	n, err := r.u32()
+	if err != nil {
+		return ic, invalid("global section: %v", err)
+	}
+	if n > MaxGlobals {
+		return ic, invalid("the module defines %d globals; the host allows at most %d", n, MaxGlobals)
+	}
+	m.globals = n
+	ic.globals = m.importGlobals + m.globals
+	rw.globalEntries = body[r.off:]
+	return ic, vec(secGlobal, body, func(r *reader, _ uint32) error {
+		t, err := r.byte()
 		if err != nil {
-			return nil, invalid("global section: %v", err)
+			return err
 		}
-		if n > MaxGlobals {
-			return nil, invalid("the module defines %d globals; the host allows at most %d", n, MaxGlobals)
+		if !isValType(t) {
+			return fmt.Errorf("unsupported global type %#x", t)
 		}
-		m.globals = n
-	}
-	ic := indexChecker{funcs: totalFuncs, globals: m.importGlobals + m.globals}
-	var globalEntries []byte
-	if body := m.section(secGlobal); body != nil {
-		r := &reader{b: body}
-		_, _ = r.u32() // read above
-		globalEntries = body[r.off:]
-		if err := vec(secGlobal, body, func(r *reader, _ uint32) error {
-			t, err := r.byte()
-			if err != nil {
-				return err
-			}
-			if !isValType(t) {
-				return fmt.Errorf("unsupported global type %#x", t)
-			}
-			mut, err := r.byte()
-			if err != nil {
-				return err
-			}
-			if mut > 1 {
-				return fmt.Errorf("unsupported mutability %#x", mut)
-			}
-			return scanConstExpr(r, ic)
-		}); err != nil {
-			return nil, err
+		mut, err := r.byte()
+		if err != nil {
+			return err
 		}
-	}
+		if mut > 1 {
+			return fmt.Errorf("unsupported mutability %#x", mut)
+		}
+		return scanConstExpr(r, ic)
+	})
+}
 
-	// Tables: bounded.
-	var tables []byte
-	var tableCount uint32
-	if err := vec(secTable, m.section(secTable), func(r *reader, i uint32) error {
+// boundTables gives every table a maximum of at most MaxTableElements and
+// refuses a larger minimum.
+func (m *module) boundTables(rw *rewritten) error {
+	return vec(secTable, m.section(secTable), func(r *reader, i uint32) error {
 		t, err := r.byte()
 		if err != nil {
 			return err
@@ -400,118 +462,112 @@ func (m *module) rewrite() (*Result, error) {
 		if max < min {
 			return fmt.Errorf("table %d: maximum %d below minimum %d", i, max, min)
 		}
-		tables = append(tables, t, 1)
-		tables = appendU32(tables, min)
-		tables = appendU32(tables, max)
-		tableCount++
+		rw.tables = append(rw.tables, t, 1)
+		rw.tables = appendU32(rw.tables, min)
+		rw.tables = appendU32(rw.tables, max)
+		rw.tableCount++
 		return nil
-	}); err != nil {
-		return nil, err
-	}
+	})
+}
 
-	// Exports: the reserved names are the host's; indices must exist.
-	budgetIdx := m.importGlobals + m.globals
-	var exports []byte
-	var exportCount uint32
-	if body := m.section(secExport); body != nil {
-		if err := vec(secExport, body, func(r *reader, _ uint32) error {
-			start := r.off
-			name, err := r.name()
-			if err != nil {
-				return err
-			}
-			if strings.HasPrefix(name, ReservedPrefix) {
-				return fmt.Errorf("the export name %q is reserved for the host", name)
-			}
-			kind, err := r.byte()
-			if err != nil {
-				return err
-			}
-			idx, err := r.u32()
-			if err != nil {
-				return err
-			}
-			switch kind {
-			case 0:
-				err = ic.fn(idx)
-			case 3:
-				err = ic.global(idx)
-			case 1, 2:
-			default:
-				err = fmt.Errorf("unsupported export kind %d", kind)
-			}
-			if err != nil {
-				return err
-			}
-			exports = append(exports, body[start:r.off]...)
-			exportCount++
-			return nil
-		}); err != nil {
-			return nil, err
+// readExports checks the exports: the reserved names are the host's, and
+// the indices must exist.
+func (m *module) readExports(ic indexChecker, rw *rewritten) error {
+	body := m.section(secExport)
+	return vec(secExport, body, func(r *reader, _ uint32) error {
+		start := r.off
+		name, err := r.name()
+		if err != nil {
+			return err
 		}
-	}
-
-	// Start.
-	if body := m.section(secStart); body != nil {
-		r := &reader{b: body}
+		if strings.HasPrefix(name, ReservedPrefix) {
+			return fmt.Errorf("the export name %q is reserved for the host", name)
+		}
+		kind, err := r.byte()
+		if err != nil {
+			return err
+		}
 		idx, err := r.u32()
-		if err == nil && !r.done() {
-			err = fmt.Errorf("trailing bytes")
-		}
-		if err == nil {
-			err = ic.fn(idx)
-		}
-		if err != nil {
-			return nil, invalid("start section: %v", err)
-		}
-		m.hasStart, m.start = true, idx
-	}
-
-	// Elements: scanned for the function and global indices they name.
-	if err := vec(secElement, m.section(secElement), func(r *reader, _ uint32) error {
-		return scanElement(r, ic)
-	}); err != nil {
-		return nil, err
-	}
-
-	// Data: offsets may name globals.
-	if err := vec(secData, m.section(secData), func(r *reader, _ uint32) error {
-		flag, err := r.u32()
 		if err != nil {
 			return err
 		}
-		switch flag {
+		switch kind {
 		case 0:
-			err = scanConstExpr(r, ic)
-		case 1:
-		case 2:
-			var mem uint32
-			if mem, err = r.u32(); err == nil && mem != 0 {
-				err = fmt.Errorf("memory index %d", mem)
-			}
-			if err == nil {
-				err = scanConstExpr(r, ic)
-			}
+			err = ic.fn(idx)
+		case 3:
+			err = ic.global(idx)
+		case 1, 2:
 		default:
-			err = fmt.Errorf("unsupported data segment flag %d", flag)
+			err = fmt.Errorf("unsupported export kind %d", kind)
 		}
 		if err != nil {
 			return err
 		}
-		n, err := r.u32()
-		if err == nil {
-			_, err = r.bytes(n)
-		}
-		return err
-	}); err != nil {
-		return nil, err
-	}
+		rw.exports = append(rw.exports, body[start:r.off]...)
+		rw.exportCount++
+		return nil
+	})
+}
 
-	// Code: check every body, weigh its frame, rewrite it.
-	var bodies [][]byte
+// readStart reads the start function, which write exports as StartExport
+// instead.
+func (m *module) readStart(ic indexChecker) error {
+	body := m.section(secStart)
+	if body == nil {
+		return nil
+	}
+	r := &reader{b: body}
+	idx, err := r.u32()
+	if err == nil && !r.done() {
+		err = fmt.Errorf("trailing bytes")
+	}
+	if err == nil {
+		err = ic.fn(idx)
+	}
+	if err != nil {
+		return invalid("start section: %v", err)
+	}
+	m.hasStart, m.start = true, idx
+	return nil
+}
+
+// scanData reads one data segment, whose offset may name globals.
+func scanData(r *reader, ic indexChecker) error {
+	flag, err := r.u32()
+	if err != nil {
+		return err
+	}
+	switch flag {
+	case 0:
+		err = scanConstExpr(r, ic)
+	case 1:
+	case 2:
+		var mem uint32
+		if mem, err = r.u32(); err == nil && mem != 0 {
+			err = fmt.Errorf("memory index %d", mem)
+		}
+		if err == nil {
+			err = scanConstExpr(r, ic)
+		}
+	default:
+		err = fmt.Errorf("unsupported data segment flag %d", flag)
+	}
+	if err != nil {
+		return err
+	}
+	n, err := r.u32()
+	if err == nil {
+		_, err = r.bytes(n)
+	}
+	return err
+}
+
+// guardCode checks every function body, weighs its frame and guards it
+// (guardBody). It returns the largest frame weight.
+func (m *module) guardCode(ic indexChecker, rw *rewritten) (uint64, error) {
+	defined := uint32(len(m.funcTypes))
 	var maxFrame uint64
 	wrapperTypes := map[string]uint32{} // result types of multi-value functions → type index
-	var extraTypes [][]byte
 	if err := vec(secCode, m.section(secCode), func(r *reader, i uint32) error {
 		if i >= defined {
 			return fmt.Errorf("more bodies than functions")
@@ -524,72 +580,91 @@ func (m *module) rewrite() (*Result, error) {
 		if err != nil {
 			return err
 		}
-		br := &reader{b: body}
-		groups, err := br.u32()
+		fn, err := m.readBody(body, m.importFuncs+i, ic)
 		if err != nil {
 			return err
 		}
-		groupsStart := br.off
-		var locals uint64
-		for range groups {
-			n, err := br.u32()
-			if err != nil {
-				return err
-			}
-			t, err := br.byte()
-			if err != nil {
-				return err
-			}
-			if !isValType(t) {
-				return fmt.Errorf("unsupported local type %#x", t)
-			}
-			locals += uint64(n)
-			if locals > MaxLocals {
-				return fmt.Errorf("function %d declares more than %d locals", m.importFuncs+i, MaxLocals)
-			}
-		}
-		groupBytes := body[groupsStart:br.off]
-		code := body[br.off:]
-		instrs, returns, err := scanBody(&reader{b: code}, ic)
-		if err != nil {
-			return fmt.Errorf("function %d: %v", m.importFuncs+i, err)
-		}
 		ft := m.types[m.funcTypes[i]]
-		w := frameBase + frameSlotBytes*(uint64(len(ft.params))+locals+1+uint64(instrs))
+		w := frameBase + frameSlotBytes*(uint64(len(ft.params))+fn.locals+1+uint64(fn.instrs))
 		maxFrame = max(maxFrame, w)
-		var bt []byte
-		switch len(ft.results) {
-		case 0:
-			bt = []byte{0x40}
-		case 1:
-			bt = []byte{ft.results[0]}
-		default:
-			idx, ok := wrapperTypes[string(ft.results)]
-			if !ok {
-				idx = uint32(len(m.types) + len(extraTypes))
-				wrapperTypes[string(ft.results)] = idx
-				t := []byte{0x60, 0}
-				t = appendU32(t, uint32(len(ft.results)))
-				extraTypes = append(extraTypes, append(t, ft.results...))
-			}
-			bt = appendS64(nil, int64(idx))
-		}
-		saved := uint32(uint64(len(ft.params)) + locals) // the appended local
-		bodies = append(bodies, guardBody(groups, groupBytes, code, returns, bt, budgetIdx, saved, w))
+		bt := m.blockType(ft, wrapperTypes, rw)
+		saved := uint32(uint64(len(ft.params)) + fn.locals) // the appended local
+		rw.bodies = append(rw.bodies, guardBody(fn.groups, fn.groupBytes, fn.code, fn.returns, bt, rw.budget, saved, w))
 		return nil
 	}); err != nil {
+		return 0, err
+	}
+	if uint32(len(rw.bodies)) != defined {
+		return 0, invalid("%d functions but %d bodies", defined, len(rw.bodies))
+	}
+	return maxFrame, nil
+}
+
+// funcBody is one function body as read: its local declarations and its
+// code, scanned.
+type funcBody struct {
+	groups     uint32 // local declaration groups
+	groupBytes []byte // their encoding
+	locals     uint64 // locals declared
+	code       []byte // the instructions, to the final end
+	instrs     int
+	returns    []returnSite
+}
+
+// readBody reads the body of function index: its locals (of the enabled
+// types, at most MaxLocals) and its instructions (scanBody).
+func (m *module) readBody(body []byte, index uint32, ic indexChecker) (*funcBody, error) {
+	br := &reader{b: body}
+	groups, err := br.u32()
+	if err != nil {
 		return nil, err
 	}
-	if uint32(len(bodies)) != defined {
-		return nil, invalid("%d functions but %d bodies", defined, len(bodies))
+	fn := &funcBody{groups: groups}
+	groupsStart := br.off
+	for range groups {
+		n, err := br.u32()
+		if err != nil {
+			return nil, err
+		}
+		t, err := br.byte()
+		if err != nil {
+			return nil, err
+		}
+		if !isValType(t) {
+			return nil, fmt.Errorf("unsupported local type %#x", t)
+		}
+		fn.locals += uint64(n)
+		if fn.locals > MaxLocals {
+			return nil, fmt.Errorf("function %d declares more than %d locals", index, MaxLocals)
+		}
 	}
+	fn.groupBytes = body[groupsStart:br.off]
+	fn.code = body[br.off:]
+	if fn.instrs, fn.returns, err = scanBody(&reader{b: fn.code}, ic); err != nil {
+		return nil, fmt.Errorf("function %d: %v", index, err)
+	}
+	return fn, nil
+}
 
-	return &Result{
-		Module:    m.write(bodies, extraTypes, globalEntries, tables, tableCount, exports, exportCount, budgetIdx),
-		Functions: int(defined),
-		MaxFrame:  maxFrame,
-		HasStart:  m.hasStart,
-	}, nil
+// blockType is the type of the block that wraps a body of type ft: its
+// result, or for several results a function type appended to the type
+// section (one per distinct result list).
+func (m *module) blockType(ft funcType, wrapperTypes map[string]uint32, rw *rewritten) []byte {
+	switch len(ft.results) {
+	case 0:
+		return []byte{0x40}
+	case 1:
+		return []byte{ft.results[0]}
+	}
+	idx, ok := wrapperTypes[string(ft.results)]
+	if !ok {
+		idx = uint32(len(m.types) + len(rw.extraTypes))
+		wrapperTypes[string(ft.results)] = idx
+		t := []byte{0x60, 0}
+		t = appendU32(t, uint32(len(ft.results)))
+		rw.extraTypes = append(rw.extraTypes, append(t, ft.results...))
+	}
+	return appendS64(nil, int64(idx))
 }
 
 // guardBody rewrites one function body: an i64 local appended to hold the
@@ -737,8 +812,8 @@ func scanElement(r *reader, ic indexChecker) error {
 // write assembles the rewritten module: the original sections in order,
 // with the type, table, global, export and code sections replaced and the
 // start section dropped.
-func (m *module) write(bodies [][]byte, extraTypes [][]byte, globalEntries, tables []byte, tableCount uint32,
-	exports []byte, exportCount uint32, budgetIdx uint32) []byte {
+func (m *module) write(rw *rewritten) []byte {
+	bodies, extraTypes := rw.bodies, rw.extraTypes
 	// The rewritten module is the original's sections plus, per function,
 	// a prologue, an epilogue and a local (well under 96 bytes).
 	total := 8 + 4096 + 96*len(bodies)
@@ -758,7 +833,7 @@ func (m *module) write(bodies [][]byte, extraTypes [][]byte, globalEntries, tabl
 	}
 
 	globalSec := appendU32(nil, m.globals+1)
-	globalSec = append(globalSec, globalEntries...)
+	globalSec = append(globalSec, rw.globalEntries...)
 	globalSec = append(globalSec, 0x7e, 1, opI64Const, 0, opEnd) // the budget
 
 	type export struct {
@@ -766,12 +841,12 @@ func (m *module) write(bodies [][]byte, extraTypes [][]byte, globalEntries, tabl
 		kind byte
 		idx  uint32
 	}
-	added := []export{{StackExport, 3, budgetIdx}}
+	added := []export{{StackExport, 3, rw.budget}}
 	if m.hasStart {
 		added = append(added, export{StartExport, 0, m.start})
 	}
-	exportSec := appendU32(nil, exportCount+uint32(len(added)))
-	exportSec = append(exportSec, exports...)
+	exportSec := appendU32(nil, rw.exportCount+uint32(len(added)))
+	exportSec = append(exportSec, rw.exports...)
 	for _, e := range added {
 		exportSec = appendU32(exportSec, uint32(len(e.name)))
 		exportSec = append(exportSec, e.name...)
@@ -789,8 +864,8 @@ func (m *module) write(bodies [][]byte, extraTypes [][]byte, globalEntries, tabl
 		codeSec = append(codeSec, b...)
 	}
 
-	tableSec := appendU32(nil, tableCount)
-	tableSec = append(tableSec, tables...)
+	tableSec := appendU32(nil, rw.tableCount)
+	tableSec = append(tableSec, rw.tables...)
 
 	wrote := map[byte]bool{}
 	emit := func(id byte, body []byte) {
