@@ -53,22 +53,23 @@ var guardBinding = wasmguard.Version
 // readiness is a plugin's way to Ready: done is closed once prepare has run
 // (at load for an eager plugin), err is its result.
 type readiness struct {
-	once sync.Once
-	wasm []byte // the module, for a lazy plugin's prepare
-	done chan struct{}
-	err  error // set before done is closed
+	once    sync.Once
+	wasm    []byte // the module, for a lazy plugin's prepare
+	guarded []byte // the module rewritten, when the load has it
+	done    chan struct{}
+	err     error // set before done is closed
 }
 
 // init sets up r: already done for an eager plugin (wasm nil), else
-// waiting for Ready to prepare wasm.
-func (r *readiness) init(wasm []byte) {
+// waiting for Ready to prepare wasm (and guarded, when not nil).
+func (r *readiness) init(wasm, guarded []byte) {
 	r.done = make(chan struct{})
 	if wasm == nil {
 		r.once.Do(func() {})
 		close(r.done)
 		return
 	}
-	r.wasm = wasm
+	r.wasm, r.guarded = wasm, guarded
 }
 
 // state reports whether the plugin is ready (done) and, if so, whether
@@ -111,9 +112,9 @@ func (p *Plugin) Ready(ctx context.Context) error {
 func (p *Plugin) prepareLazy() {
 	ctx := context.Background()
 	start := time.Now()
-	wasm := p.ready.wasm
-	p.ready.wasm = nil
-	err := p.prepare(ctx, wasm)
+	wasm, guarded := p.ready.wasm, p.ready.guarded
+	p.ready.wasm, p.ready.guarded = nil, nil
+	err := p.prepare(ctx, wasm, guarded)
 	if err != nil {
 		var e *Error
 		if !errors.As(err, &e) {

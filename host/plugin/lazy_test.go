@@ -28,6 +28,20 @@ func cachedRuntime(t *testing.T, dir string) *plugin.Runtime {
 	return rt
 }
 
+// fillCache loads wasm through the cache in dir and makes it ready, which
+// leaves its description, rewritten module and compiled code there.
+func fillCache(t *testing.T, dir, wasm string, grants plugin.Grants) *plugin.Plugin {
+	t.Helper()
+	p, err := cachedRuntime(t, dir).Load(ctx(), wasm, moduleDigest(t, wasm), grants, plugin.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Ready(ctx()); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func moduleDigest(t *testing.T, wasm string) string {
 	t.Helper()
 	data, err := os.ReadFile(wasm)
@@ -39,16 +53,25 @@ func moduleDigest(t *testing.T, wasm string) string {
 
 // A start from a warm cache describes the plugin without compiling or
 // instantiating it; its first call does both and then behaves as usual.
+// A start from an empty cache describes it with an interpreted instance
+// and leaves the compilation to Ready too, which fills the cache.
 func TestWarmStartDefersCompilation(t *testing.T) {
 	honest := plugintest.BuildWat(t, "testdata/cache/honest.wat")
 	dir := t.TempDir()
 	digest := moduleDigest(t, honest)
-	first, err := cachedRuntime(t, dir).Load(ctx(), honest, digest, plugin.AllGrants(), plugin.Limits{})
+	rt := cachedRuntime(t, dir)
+	first, err := rt.Load(ctx(), honest, digest, plugin.AllGrants(), plugin.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Lazy() || first.FromCache() {
+	if !first.Lazy() || first.FromCache() || first.Health(0).Instances != 0 {
 		t.Fatalf("a load through an empty cache: lazy %v, from the cache %v", first.Lazy(), first.FromCache())
+	}
+	if _, err := os.Stat(plugin.BlobPath(rt, "description", digest, plugin.DescribeBinding)); err == nil {
+		t.Fatal("the interpreted description was cached before a compiled instance confirmed it")
+	}
+	if err := first.Ready(ctx()); err != nil || first.FromCache() || first.Lazy() {
+		t.Fatalf("Ready: %v, from the cache %v", err, first.FromCache())
 	}
 	p, err := cachedRuntime(t, dir).Load(ctx(), honest, digest, plugin.AllGrants(), plugin.Limits{})
 	if err != nil {
@@ -78,9 +101,7 @@ func TestCachedDescriptionIsCheckedAgainstGrants(t *testing.T) {
 	honest := plugintest.BuildWat(t, "testdata/cache/honest.wat")
 	dir := t.TempDir()
 	digest := moduleDigest(t, honest)
-	if _, err := cachedRuntime(t, dir).Load(ctx(), honest, digest, plugin.AllGrants(), plugin.Limits{}); err != nil {
-		t.Fatal(err)
-	}
+	fillCache(t, dir, honest, plugin.AllGrants())
 	_, err := cachedRuntime(t, dir).Load(ctx(), honest, digest, plugin.Grants{Validate: true}, plugin.Limits{})
 	var e *plugin.Error
 	if !errors.As(err, &e) || e.Code != plugin.CodeNotGranted || !strings.Contains(e.Message, `tool "ping"`) {
@@ -125,7 +146,7 @@ func TestCacheEntriesOfAnotherDigestOrABIAreNeverUsed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			rt := cachedRuntime(t, dir)
-			if _, err := rt.Load(ctx(), honest, hd, plugin.AllGrants(), plugin.Limits{}); err != nil {
+			if p, err := rt.Load(ctx(), honest, hd, plugin.AllGrants(), plugin.Limits{}); err != nil || p.Ready(ctx()) != nil {
 				t.Fatal(err)
 			}
 			// Sealed with this cache's key, bound to tc's digest and
@@ -186,7 +207,7 @@ func TestFirstInstanceDisagreeingWithTheCacheFailsClosed(t *testing.T) {
 	hd := moduleDigest(t, honest)
 	dir := t.TempDir()
 	rt := cachedRuntime(t, dir)
-	if _, err := rt.Load(ctx(), honest, hd, plugin.AllGrants(), plugin.Limits{}); err != nil {
+	if p, err := rt.Load(ctx(), honest, hd, plugin.AllGrants(), plugin.Limits{}); err != nil || p.Ready(ctx()) != nil {
 		t.Fatal(err)
 	}
 	other := []byte(`{"name":"cached","version":"2","abi_version":1,"tools":[{"name":"ping","description":"answers","input_schema":{"type":"object"}}]}`)
@@ -219,7 +240,7 @@ func TestFirstInstanceDisagreeingWithTheCacheFailsClosed(t *testing.T) {
 	}
 	// The next start describes the module afresh.
 	q, err := cachedRuntime(t, dir).Load(ctx(), honest, hd, plugin.AllGrants(), plugin.Limits{})
-	if err != nil || q.Lazy() || q.Description().Version != "1" {
+	if err != nil || q.FromCache() || q.Description().Version != "1" || q.Ready(ctx()) != nil {
 		t.Fatalf("next start: %v", err)
 	}
 }
@@ -231,9 +252,7 @@ func TestCachedStartChecksTheLimitsOnFirstUse(t *testing.T) {
 	wasm := plugintest.Build(t, fullDir)
 	digest := moduleDigest(t, wasm)
 	dir := t.TempDir()
-	if _, err := cachedRuntime(t, dir).Load(ctx(), wasm, digest, allGrants, plugin.Limits{}); err != nil {
-		t.Fatal(err)
-	}
+	fillCache(t, dir, wasm, allGrants)
 	small := plugin.Limits{MemoryBytes: 1 << 20}
 	_, eagerErr := plugintest.Runtime(t).Load(ctx(), wasm, digest, allGrants, small)
 	var eager *plugin.Error
@@ -260,9 +279,7 @@ func TestWaitingCallReportsProgress(t *testing.T) {
 	honest := plugintest.BuildWat(t, "testdata/cache/honest.wat")
 	digest := moduleDigest(t, honest)
 	dir := t.TempDir()
-	if _, err := cachedRuntime(t, dir).Load(ctx(), honest, digest, plugin.AllGrants(), plugin.Limits{}); err != nil {
-		t.Fatal(err)
-	}
+	fillCache(t, dir, honest, plugin.AllGrants())
 	p, err := cachedRuntime(t, dir).Load(ctx(), honest, digest, plugin.AllGrants(), plugin.Limits{})
 	if err != nil {
 		t.Fatal(err)

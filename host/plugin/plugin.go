@@ -48,8 +48,9 @@ type Plugin struct {
 	fromCache bool
 
 	// Set once during load, read-only afterwards.
-	desc      *Description
-	descOut   []byte // the describe output desc was built from
+	desc       *Description
+	descOut    []byte // the describe output desc was built from
+	descCached bool   // descOut came from the sealed cache
 	tools     map[string]*toolEntry
 	validates map[string]bool
 	watches   map[string]bool
@@ -110,12 +111,25 @@ func newPlugin(ctx context.Context, rt *Runtime, source string, wasm []byte, dig
 		if err := p.describeFrom(out); err != nil {
 			return nil, err
 		}
-		p.descOut, p.fromCache = out, true
-		p.ready.init(wasm)
+		p.descOut, p.descCached, p.fromCache = out, true, true
+		p.ready.init(wasm, nil)
 		return p, nil
 	}
-	p.ready.init(nil)
-	if err := p.prepare(ctx, wasm); err != nil {
+	if rt.sealed != nil {
+		// A module this cache has not seen: described by an interpreted
+		// instance, compiled by Ready (interpret.go).
+		guarded, err := p.guard(wasm)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.describeInterpreted(ctx, guarded); err != nil {
+			return nil, err
+		}
+		p.ready.init(wasm, guarded)
+		return p, nil
+	}
+	p.ready.init(nil, nil)
+	if err := p.prepare(ctx, wasm, nil); err != nil {
 		_ = p.closeRuntime(ctx)
 		return nil, err
 	}
@@ -130,10 +144,12 @@ func newPlugin(ctx context.Context, rt *Runtime, source string, wasm []byte, dig
 // installed and the sealed cache keeps it; for a plugin described from
 // the cache, its answer must be the cached one, byte for byte, or the
 // plugin fails closed (every call fails with CodeInvalidDescription).
-func (p *Plugin) prepare(ctx context.Context, wasm []byte) error {
-	guarded, err := p.guard(wasm)
-	if err != nil {
-		return err
+func (p *Plugin) prepare(ctx context.Context, wasm, guarded []byte) error {
+	if guarded == nil {
+		var err error
+		if guarded, err = p.guard(wasm); err != nil {
+			return err
+		}
 	}
 	code, fromCache, err := p.compile(ctx, guarded)
 	if err != nil {
@@ -165,9 +181,16 @@ func (p *Plugin) prepare(ctx context.Context, wasm []byte) error {
 	}
 	if p.descOut != nil {
 		if !bytes.Equal(out, p.descOut) {
-			p.rt.forgetDescription(p.digest)
-			return p.err(CodeInvalidDescription, OpDescribe, "the module's first instance describes it differently from "+
-				"the description the cache kept for it (a describe that depends on now_ms?); the plugin is not used")
+			if p.descCached {
+				p.rt.forgetDescription(p.digest)
+				return p.err(CodeInvalidDescription, OpDescribe, "the module's first instance describes it differently from "+
+					"the description the cache kept for it (a describe that depends on now_ms?); the plugin is not used")
+			}
+			return p.err(CodeInvalidDescription, OpDescribe, "the module's first compiled instance describes it differently from "+
+				"its interpreted instance at load (a describe that depends on now_ms?); the plugin is not used")
+		}
+		if !p.descCached {
+			p.rt.keepDescription(p.digest, out)
 		}
 		return nil
 	}

@@ -234,7 +234,8 @@ type Inspection struct {
 }
 
 // Inspect loads a plugin file without a pinned digest and with every grant
-// its description asks for, describes it and closes it. It backs
+// its description asks for, describes it, compiles and starts it (Ready)
+// and closes it. It backs
 // "apconnect plugin inspect"; the description is still checked by every
 // other rule.
 func (r *Runtime) Inspect(ctx context.Context, path string, limits Limits) (*Inspection, error) {
@@ -248,6 +249,12 @@ func (r *Runtime) Inspect(ctx context.Context, path string, limits Limits) (*Ins
 		return nil, err
 	}
 	defer p.Close(ctx)
+	// Compiled and started now: a module that cannot start is refused
+	// here, and the cache keeps its compiled code and description for
+	// the starts that will load it.
+	if err := p.Ready(ctx); err != nil {
+		return nil, err
+	}
 	d := p.Description()
 	return &Inspection{Path: path, Size: len(data), Digest: digest, Description: d, Grants: d.RequiredGrants()}, nil
 }
