@@ -18,10 +18,11 @@ import (
 // host module and WASI, the memory cap, the stack budget, the deadline),
 // so the interpreted first instance proves that the module initialises
 // within the limits and answers describe, whose output the load checks as
-// usual. The interpreter is then dropped: Ready compiles the module (into
-// the sealed cache) and its first compiled instance must describe it the
-// same, byte for byte, before the description is kept in the cache and
-// any call runs — otherwise the plugin fails closed.
+// usual, and which the sealed cache keeps for the next starts. The
+// interpreter is then dropped: Ready compiles the module (into the sealed
+// cache) and its first compiled instance must describe it the same, byte
+// for byte, before any call runs — otherwise the plugin fails closed and
+// the description leaves the cache.
 
 // describeInterpreted instantiates guarded in the interpreter within
 // LoadTimeout, asks it to describe itself and installs the checked
@@ -64,5 +65,6 @@ func (p *Plugin) describeInterpreted(ctx context.Context, guarded []byte) error 
 		return err
 	}
 	p.descOut = out
+	p.rt.keepDescription(p.digest, out)
 	return nil
 }

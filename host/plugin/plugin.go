@@ -181,16 +181,13 @@ func (p *Plugin) prepare(ctx context.Context, wasm, guarded []byte) error {
 	}
 	if p.descOut != nil {
 		if !bytes.Equal(out, p.descOut) {
-			if p.descCached {
-				p.rt.forgetDescription(p.digest)
-				return p.err(CodeInvalidDescription, OpDescribe, "the module's first instance describes it differently from "+
-					"the description the cache kept for it (a describe that depends on now_ms?); the plugin is not used")
+			p.rt.forgetDescription(p.digest)
+			what := "the description the cache kept for it"
+			if !p.descCached {
+				what = "its interpreted instance at load"
 			}
-			return p.err(CodeInvalidDescription, OpDescribe, "the module's first compiled instance describes it differently from "+
-				"its interpreted instance at load (a describe that depends on now_ms?); the plugin is not used")
-		}
-		if !p.descCached {
-			p.rt.keepDescription(p.digest, out)
+			return p.err(CodeInvalidDescription, OpDescribe, "the module's first instance describes it differently from "+
+				"%s (a describe that depends on now_ms?); the plugin is not used", what)
 		}
 		return nil
 	}
