@@ -51,11 +51,11 @@ type Plugin struct {
 	desc       *Description
 	descOut    []byte // the describe output desc was built from
 	descCached bool   // descOut came from the sealed cache
-	tools     map[string]*toolEntry
-	validates map[string]bool
-	watches   map[string]bool
-	proposes  map[string]bool
-	packs     map[string]*Pack
+	tools      map[string]*toolEntry
+	validates  map[string]bool
+	watches    map[string]bool
+	proposes   map[string]bool
+	packs      map[string]*Pack
 
 	ready readiness
 
