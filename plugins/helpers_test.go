@@ -98,9 +98,6 @@ func load(t *testing.T, dir string) *plugin.Plugin {
 // (src/lib.rs) with sdk-guest/rust, a Go module otherwise.
 func build(t testing.TB, dir string) string {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(dir, "src", "lib.rs")); err == nil {
-		return plugintest.BuildRust(t, dir)
-	}
 	return plugintest.Build(t, dir)
 }
 
