@@ -109,8 +109,12 @@ func (p *Plugin) invokeOnce(ctx context.Context, op Op, input []byte, check func
 	cs := &callState{input: input, maxOutput: p.limits.maxOutput(op), log: p.log}
 	logMark := p.log.count()
 	cctx, cancel := context.WithDeadline(withCallState(ctx, cs), deadline)
+	endWithPlugin := context.AfterFunc(p.life, cancel) // Close stops the call
+	release := inst.stopWhenDone(cctx)
 	res, callErr := inst.call.Call(cctx, uint64(op), uint64(len(input)))
 	expired := cctx.Err() != nil && ctx.Err() == nil
+	release()
+	endWithPlugin()
 	cancel()
 
 	fail := func(e *Error) error {

@@ -59,6 +59,10 @@ type Plugin struct {
 
 	ready readiness
 
+	// life ends when the plugin is closed, which stops its running guests.
+	life    context.Context
+	endLife context.CancelFunc
+
 	mu     sync.Mutex
 	closed bool
 	stats  stats
@@ -105,6 +109,7 @@ func newPlugin(ctx context.Context, rt *Runtime, source string, wasm []byte, dig
 	}
 	p.stdout = &lineWriter{log: p.log, source: "stdout", level: "info"}
 	p.stderr = &lineWriter{log: p.log, source: "stderr", level: "error"}
+	p.life, p.endLife = context.WithCancel(context.Background())
 	if out, ok := rt.cachedDescription(digest); ok {
 		// Described by this module's first instance on an earlier start:
 		// checked again now, compiled and instantiated by Ready.
@@ -258,7 +263,9 @@ func (p *Plugin) compileWith(ctx context.Context, cache wazero.CompilationCache,
 // memory cap, deadlines, WASI and the host module. The returned code owns
 // cache (which may be nil); on failure cache is closed.
 func (p *Plugin) compileIn(ctx context.Context, cfg wazero.RuntimeConfig, cache wazero.CompilationCache, module []byte) (_ *compiledCode, err error) {
-	cfg = cfg.WithMemoryLimitPages(p.limits.memoryPages()).WithCloseOnContextDone(true)
+	// No WithCloseOnContextDone: the guard's checkpoints return to Go and
+	// honour the stop flag (stop.go), at a fraction of its cost.
+	cfg = cfg.WithMemoryLimitPages(p.limits.memoryPages())
 	code := &compiledCode{wrt: wazero.NewRuntimeWithConfig(ctx, cfg), cache: cache}
 	defer func() {
 		if err != nil {
@@ -363,6 +370,7 @@ func sameTypes(a, b []api.ValueType) bool {
 func (p *Plugin) spawn(ctx context.Context, timeout time.Duration) (*instance, error) {
 	ictx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	defer context.AfterFunc(p.life, cancel)() // Close stops it too
 	logMark := p.log.count()
 	cfg := wazero.NewModuleConfig().
 		WithName("").
@@ -374,6 +382,8 @@ func (p *Plugin) spawn(ctx context.Context, timeout time.Duration) (*instance, e
 		msg := firstLine(err.Error())
 		var exit *sys.ExitError
 		switch {
+		case p.isClosed():
+			code, msg = CodeClosed, "the plugin was closed"
 		case ctx.Err() != nil:
 			code = CodeCanceled
 		case ictx.Err() != nil:
@@ -402,8 +412,12 @@ func (p *Plugin) spawn(ctx context.Context, timeout time.Duration) (*instance, e
 		mod:    mod,
 		call:   mod.ExportedFunction(ExportCall),
 		budget: mod.ExportedGlobal(wasmguard.StackExport).(api.MutableGlobal),
+		stop:   mod.ExportedGlobal(wasmguard.StopExport).(api.MutableGlobal),
+		fuel:   mod.ExportedGlobal(wasmguard.FuelExport).(api.MutableGlobal),
 	}
 	inst.budget.Set(p.limits.StackBytes)
+	release := inst.stopWhenDone(ictx)
+	defer release()
 	for _, name := range []string{wasmguard.StartExport, exportInitialize} {
 		if f := mod.ExportedFunction(name); f != nil {
 			if _, err := f.Call(ictx); err != nil {
@@ -473,6 +487,7 @@ func (p *Plugin) Close(ctx context.Context) error {
 	}
 	p.closed = true
 	p.mu.Unlock()
+	p.endLife()
 	p.rt.forget(p)
 	return p.closeRuntime(ctx)
 }

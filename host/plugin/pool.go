@@ -13,6 +13,8 @@ type instance struct {
 	mod    api.Module
 	call   api.Function
 	budget api.MutableGlobal // wasmguard's stack budget
+	stop   api.MutableGlobal // wasmguard's stop flag (stop.go)
+	fuel   api.MutableGlobal // wasmguard's checkpoints before a return to Go
 }
 
 // stackExhausted reports whether the instance's last trap was its stack

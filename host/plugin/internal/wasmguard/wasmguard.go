@@ -27,13 +27,29 @@
 // instantiation, before _initialize and any export, which is when the start
 // function would have run.
 //
-// A guest cannot reach the budget: wazero validates the rewritten module, in
-// which the global exists, so the rewriter itself refuses a module whose
-// code, constant expressions or exports name a global (or function) index
-// beyond the module's own. To make sure it reads the same instructions
-// wazero compiles, it decodes every instruction of the enabled WebAssembly
-// 2.0 features exactly as wazero does and refuses any other opcode or any
-// encoding wazero might read differently.
+// The rewrite also bounds how long the guest runs without the host. A
+// guest's machine code cannot be preempted by the Go runtime, so a guest
+// that never returns to Go would hold its thread, every stop-the-world
+// (garbage collection) of apconnect and its own deadline forever. wazero's
+// WithCloseOnContextDone answers with a call into Go at every loop header,
+// which costs about 30 ns per loop iteration and still lets recursion that
+// fans out without a loop run on forever (a stack budget does not stop it:
+// it never goes deep). Instead, every function entry and every loop body
+// start is a checkpoint that counts down a fuel global; when the fuel is
+// out, the checkpoint traps if the stop global is set, else returns to Go
+// once (memory.grow 0, a no-op that wazero runs in Go) and refills the fuel
+// with YieldEvery. So the guest is back in Go at least every YieldEvery
+// checkpoints, and a host that sets the stop flag (and empties the fuel)
+// from another goroutine ends the call within as many; the hot path of a
+// checkpoint is a load, a test and a store.
+//
+// A guest cannot reach the added globals: wazero validates the rewritten
+// module, in which they exist, so the rewriter itself refuses a module
+// whose code, constant expressions or exports name a global (or function)
+// index beyond the module's own. To make sure it reads the same
+// instructions wazero compiles, it decodes every instruction of the
+// enabled WebAssembly 2.0 features exactly as wazero does and refuses any
+// other opcode or any encoding wazero might read differently.
 //
 // Custom sections (names, DWARF) are dropped: their code offsets would no
 // longer match.
@@ -57,13 +73,24 @@ const (
 	StackExport = "apconnect:stack_budget"
 	// StartExport is the module's start function, when it has one.
 	StartExport = "apconnect:start"
+	// StopExport is the stop flag (i32): once the host sets it to 1 the
+	// guest traps at a checkpoint within YieldEvery of them (at once when
+	// the host also empties FuelExport).
+	StopExport = "apconnect:stop"
+	// FuelExport is the checkpoints left before the guest returns to Go
+	// (i32).
+	FuelExport = "apconnect:fuel"
 )
+
+// YieldEvery is how many checkpoints (function entries and loop
+// iterations) a guest passes at most before it returns to Go once.
+const YieldEvery = 1000
 
 // Version names the rewrite: it changes whenever Instrument would write a
 // different module or refuse a different set of modules, so that a host
 // never runs a module rewritten by another version of the rules (the
 // plugin cache binds what it keeps to it).
-const Version = "guard1"
+const Version = "guard3"
 
 // Bounds the rewriter enforces.
 const (
@@ -87,6 +114,11 @@ const (
 	frameBase      = 128
 	frameSlotBytes = 16
 )
+
+// checkpointInstrs is the length of the checkpoint guardBody inserts at a
+// function's entry and at each loop (appendCheckpoint); a frame is weighed
+// with them.
+const checkpointInstrs = 18
 
 // Result is an instrumented module.
 type Result struct {
@@ -256,7 +288,8 @@ type rewritten struct {
 	tableCount    uint32
 	exports       []byte // the module's exports, checked
 	exportCount   uint32
-	budget        uint32 // the stack budget's global index
+	budget        uint32 // the stack budget's global index; the stop flag and the fuel follow
+	hasMemory     bool   // checkpoints may yield with memory.grow
 }
 
 // rewrite checks every section, in order, for what the host does not
@@ -281,6 +314,7 @@ func (m *module) rewrite() (*Result, error) {
 		return nil, err
 	}
 	rw.budget = m.importGlobals + m.globals
+	rw.hasMemory = len(m.section(secMemory)) > 1 // a count and at least one memory
 	if err := m.readExports(ic, &rw); err != nil {
 		return nil, err
 	}
@@ -585,11 +619,18 @@ func (m *module) guardCode(ic indexChecker, rw *rewritten) (uint64, error) {
 			return err
 		}
 		ft := m.types[m.funcTypes[i]]
-		w := frameBase + frameSlotBytes*(uint64(len(ft.params))+fn.locals+1+uint64(fn.instrs))
+		checks := 1 // the entry's
+		for _, st := range fn.sites {
+			if st.loop {
+				checks++
+			}
+		}
+		instrs := uint64(fn.instrs) + uint64(checks*checkpointInstrs)
+		w := frameBase + frameSlotBytes*(uint64(len(ft.params))+fn.locals+1+instrs)
 		maxFrame = max(maxFrame, w)
 		bt := m.blockType(ft, wrapperTypes, rw)
 		saved := uint32(uint64(len(ft.params)) + fn.locals) // the appended local
-		rw.bodies = append(rw.bodies, guardBody(fn.groups, fn.groupBytes, fn.code, fn.returns, bt, rw.budget, saved, w))
+		rw.bodies = append(rw.bodies, guardBody(fn, bt, rw, saved, w))
 		return nil
 	}); err != nil {
 		return 0, err
@@ -608,7 +649,7 @@ type funcBody struct {
 	locals     uint64 // locals declared
 	code       []byte // the instructions, to the final end
 	instrs     int
-	returns    []returnSite
+	sites      []site // returns and loop starts, in order
 }
 
 // readBody reads the body of function index: its locals (of the enabled
@@ -640,7 +681,7 @@ func (m *module) readBody(body []byte, index uint32, ic indexChecker) (*funcBody
 	}
 	fn.groupBytes = body[groupsStart:br.off]
 	fn.code = body[br.off:]
-	if fn.instrs, fn.returns, err = scanBody(&reader{b: fn.code}, ic); err != nil {
+	if fn.instrs, fn.sites, err = scanBody(&reader{b: fn.code}, ic); err != nil {
 		return nil, fmt.Errorf("function %d: %v", index, err)
 	}
 	return fn, nil
@@ -668,17 +709,20 @@ func (m *module) blockType(ft funcType, wrapperTypes map[string]uint32, rw *rewr
 }
 
 // guardBody rewrites one function body: an i64 local appended to hold the
-// budget on entry, a prologue that takes the frame's weight from the
-// budget (setting it to -1 and trapping when it does not suffice), the
-// original code in a block of the function's result type with each return
-// turned into a branch to that block's end, and an epilogue that puts the
+// budget on entry, a prologue with a checkpoint that takes the frame's
+// weight from the budget (setting it to -1 and trapping when it does not
+// suffice), the original code in a block of the function's result type
+// with each return turned into a branch to that block's end and a
+// checkpoint at the start of each loop body, and an epilogue that puts the
 // budget back.
-func guardBody(groups uint32, groupBytes, code []byte, returns []returnSite, bt []byte, budget, saved uint32, weight uint64) []byte {
-	b := make([]byte, 0, len(groupBytes)+len(code)+5*len(returns)+80)
-	b = appendU32(b, groups+1)
-	b = append(b, groupBytes...)
+func guardBody(fn *funcBody, bt []byte, rw *rewritten, saved uint32, weight uint64) []byte {
+	budget := rw.budget
+	b := make([]byte, 0, len(fn.groupBytes)+len(fn.code)+32*len(fn.sites)+128)
+	b = appendU32(b, fn.groups+1)
+	b = append(b, fn.groupBytes...)
 	b = append(b, 1, 0x7e) // the saved budget
 	// Prologue.
+	b = appendCheckpoint(b, rw)
 	b = append(b, opGlobalGet)
 	b = appendU32(b, budget)
 	b = append(b, opLocalTee)
@@ -698,18 +742,62 @@ func guardBody(groups uint32, groupBytes, code []byte, returns []returnSite, bt 
 	b = append(b, opBlock)
 	b = append(b, bt...)
 	last := 0
-	for _, r := range returns {
-		b = append(b, code[last:r.off]...)
+	for _, st := range fn.sites {
+		b = append(b, fn.code[last:st.off]...)
+		if st.loop {
+			b = appendCheckpoint(b, rw)
+			last = st.off
+			continue
+		}
 		b = append(b, opBr)
-		b = appendU32(b, uint32(r.depth))
-		last = r.off + 1
+		b = appendU32(b, uint32(st.depth))
+		last = st.off + 1
 	}
-	b = append(b, code[last:]...)
+	b = append(b, fn.code[last:]...)
 	// Epilogue.
 	b = append(b, opLocalGet)
 	b = appendU32(b, saved)
 	b = append(b, opGlobalSet)
 	b = appendU32(b, budget)
+	return append(b, opEnd)
+}
+
+// appendCheckpoint appends a checkpoint (checkpointInstrs instructions, in
+// blocks of their own, so the depths of branches around it do not
+// change):
+//
+//	fuel = fuel - 1
+//	if fuel <= 0 {
+//		if stop { unreachable }
+//		drop(memory.grow(0)) // back in Go once; only with a memory
+//		fuel = YieldEvery
+//	}
+//
+// "<= 0", not "== 0": the host empties the fuel from another goroutine,
+// and a guest that read it just before writes back one less than it read,
+// or a negative number when the host's 0 came between its read and its
+// write; either way the next slow path is at most YieldEvery checkpoints
+// away.
+func appendCheckpoint(b []byte, rw *rewritten) []byte {
+	stop, fuel := rw.budget+1, rw.budget+2
+	b = append(b, opGlobalGet)
+	b = appendU32(b, fuel)
+	b = append(b, opI32Const, 1, opI32Sub, opGlobalSet)
+	b = appendU32(b, fuel)
+	b = append(b, opGlobalGet)
+	b = appendU32(b, fuel)
+	b = append(b, opI32Const, 0, opI32LeS, opIf, 0x40, opGlobalGet)
+	b = appendU32(b, stop)
+	b = append(b, opIf, 0x40, opUnreachabl, opEnd)
+	if rw.hasMemory {
+		b = append(b, opI32Const, 0, opMemoryGrow, 0, opDrop)
+	} else {
+		b = append(b, opNop, opNop, opNop) // the same length of code to weigh
+	}
+	b = append(b, opI32Const)
+	b = appendS64(b, YieldEvery)
+	b = append(b, opGlobalSet)
+	b = appendU32(b, fuel)
 	return append(b, opEnd)
 }
 
@@ -832,16 +920,18 @@ func (m *module) write(rw *rewritten) []byte {
 		typeSec = append(typeSec, t...)
 	}
 
-	globalSec := appendU32(nil, m.globals+1)
+	globalSec := appendU32(nil, m.globals+3)
 	globalSec = append(globalSec, rw.globalEntries...)
 	globalSec = append(globalSec, 0x7e, 1, opI64Const, 0, opEnd) // the budget
+	globalSec = append(globalSec, 0x7f, 1, opI32Const, 0, opEnd) // the stop flag
+	globalSec = append(globalSec, 0x7f, 1, opI32Const, 0, opEnd) // the fuel
 
 	type export struct {
 		name string
 		kind byte
 		idx  uint32
 	}
-	added := []export{{StackExport, 3, rw.budget}}
+	added := []export{{StackExport, 3, rw.budget}, {StopExport, 3, rw.budget + 1}, {FuelExport, 3, rw.budget + 2}}
 	if m.hasStart {
 		added = append(added, export{StartExport, 0, m.start})
 	}
