@@ -897,6 +897,29 @@ func scanElement(r *reader, ic indexChecker) error {
 	return fmt.Errorf("unsupported element segment flag %d", flag)
 }
 
+// exportSection is the module's exports and the host's: the stack budget,
+// the stop flag, the fuel and the start function.
+func (m *module) exportSection(rw *rewritten) []byte {
+	type export struct {
+		name string
+		kind byte
+		idx  uint32
+	}
+	added := []export{{StackExport, 3, rw.budget}, {StopExport, 3, rw.budget + 1}, {FuelExport, 3, rw.budget + 2}}
+	if m.hasStart {
+		added = append(added, export{StartExport, 0, m.start})
+	}
+	sec := appendU32(nil, rw.exportCount+uint32(len(added)))
+	sec = append(sec, rw.exports...)
+	for _, e := range added {
+		sec = appendU32(sec, uint32(len(e.name)))
+		sec = append(sec, e.name...)
+		sec = append(sec, e.kind)
+		sec = appendU32(sec, e.idx)
+	}
+	return sec
+}
+
 // write assembles the rewritten module: the original sections in order,
 // with the type, table, global, export and code sections replaced and the
 // start section dropped.
@@ -926,23 +949,7 @@ func (m *module) write(rw *rewritten) []byte {
 	globalSec = append(globalSec, 0x7f, 1, opI32Const, 0, opEnd) // the stop flag
 	globalSec = append(globalSec, 0x7f, 1, opI32Const, 0, opEnd) // the fuel
 
-	type export struct {
-		name string
-		kind byte
-		idx  uint32
-	}
-	added := []export{{StackExport, 3, rw.budget}, {StopExport, 3, rw.budget + 1}, {FuelExport, 3, rw.budget + 2}}
-	if m.hasStart {
-		added = append(added, export{StartExport, 0, m.start})
-	}
-	exportSec := appendU32(nil, rw.exportCount+uint32(len(added)))
-	exportSec = append(exportSec, rw.exports...)
-	for _, e := range added {
-		exportSec = appendU32(exportSec, uint32(len(e.name)))
-		exportSec = append(exportSec, e.name...)
-		exportSec = append(exportSec, e.kind)
-		exportSec = appendU32(exportSec, e.idx)
-	}
+	exportSec := m.exportSection(rw)
 
 	size := 0
 	for _, b := range bodies {
