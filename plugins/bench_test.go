@@ -2,6 +2,8 @@ package plugins_test
 
 import (
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +18,8 @@ import (
 // rest open polls, questions, claim handoffs and session offers. In
 // "aimed" every one of those is for this agent and becomes an inbox item
 // (the worst case); in "others" only the polls do (every member may vote),
-// the rest concern other agents and cost a member read or two each.
+// the rest concern other agents and cost a member read or two each. The
+// "go/…" rows run the Go versions of the plugins (examples/plugins).
 // Compare with host/plugin's BenchmarkWatchPerRecord.
 func BenchmarkFirstPartyWatch(b *testing.B) {
 	rt, err := plugin.NewRuntime(ctx(), plugin.Options{Cache: plugintest.CompilationCache(), Now: func() time.Time { return time.UnixMilli(now) }})
@@ -24,22 +27,29 @@ func BenchmarkFirstPartyWatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { rt.Close(ctx()) })
-	reg := plugin.NewRegistry(nil)
-	for _, fp := range firstParty {
-		wasm := plugintest.Build(b, fp.dir)
-		data, err := os.ReadFile(wasm)
-		if err != nil {
-			b.Fatal(err)
+	for variant, prefix := range []string{"", "go/"} {
+		reg := plugin.NewRegistry(nil)
+		for _, fp := range firstParty {
+			dir := builds(fp.dir)[variant]
+			data, err := os.ReadFile(build(b, dir))
+			if err != nil {
+				b.Fatal(err)
+			}
+			grants := plugin.Grants{Validate: true, Watch: true, Tools: true}
+			p, err := rt.LoadBytes(ctx(), dir, data, plugin.Digest(data), grants, plugin.Limits{LoadTimeout: time.Minute})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := reg.Add(p); err != nil {
+				b.Fatal(err)
+			}
 		}
-		grants := plugin.Grants{Validate: true, Watch: true, Tools: true}
-		p, err := rt.LoadBytes(ctx(), fp.dir, data, plugin.Digest(data), grants, plugin.Limits{LoadTimeout: time.Minute})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := reg.Add(p); err != nil {
-			b.Fatal(err)
-		}
+		benchWatchPage(b, prefix, reg)
 	}
+}
+
+// benchWatchPage runs BenchmarkFirstPartyWatch's pages through reg.
+func benchWatchPage(b *testing.B, prefix string, reg *plugin.Registry) {
 	for _, aimed := range []bool{true, false} {
 		target, perspective, name, want := "me", "Developer experience", "aimed", 4*32
 		if !aimed {
@@ -64,7 +74,7 @@ func BenchmarkFirstPartyWatch(b *testing.B) {
 			}
 		}
 		rc := r.base()
-		b.Run(name, func(b *testing.B) {
+		b.Run(prefix+name, func(b *testing.B) {
 			for b.Loop() {
 				items, errs := reg.Watch(ctx(), r.records, rc)
 				if len(errs) != 0 || len(items) != want {
@@ -76,8 +86,9 @@ func BenchmarkFirstPartyWatch(b *testing.B) {
 	}
 }
 
-// BenchmarkColdStart is the cold start of the reactions plugin in Go and
-// ported to Rust, and of examples/plugins/hello (the smallest Go module:
+// BenchmarkColdStart is the cold start of the reactions plugin
+// (plugins/reactions, Rust: "reactions_rust") and of its Go version
+// (examples/plugins/reactions_go: "reactions"), and of examples/plugins/hello (the smallest Go module:
 // the SDK's ABI core and nothing else), as apconnect pays it for a plugin
 // it has never compiled: a new runtime with an empty compilation cache,
 // then load (compile, first instance, describe), then close. It also
@@ -87,12 +98,15 @@ func BenchmarkColdStart(b *testing.B) {
 		bench, dir, name string
 		grants           plugin.Grants
 	}
-	builds := []module{{bench: "hello", dir: "../examples/plugins/hello", name: "hello",
+	mods := []module{{bench: "hello", dir: "../examples/plugins/hello", name: "hello",
 		grants: plugin.Grants{Validate: true, Watch: true, Tools: true, Packs: true}}}
-	for _, dir := range reactionsBuilds {
-		builds = append(builds, module{bench: dir, dir: dir, name: "reactions", grants: plugin.Grants{Validate: true, Tools: true}})
+	// The bench names are those of the report's rows: "reactions" is the
+	// Go build, "reactions_rust" the plugin.
+	for bench, dir := range map[string]string{"reactions": builds(reactionsDir)[1], "reactions_rust": reactionsDir} {
+		mods = append(mods, module{bench: bench, dir: dir, name: "reactions", grants: plugin.Grants{Validate: true, Tools: true}})
 	}
-	for _, bd := range builds {
+	slices.SortFunc(mods, func(a, b module) int { return strings.Compare(a.bench, b.bench) })
+	for _, bd := range mods {
 		data, err := os.ReadFile(build(b, bd.dir))
 		if err != nil {
 			b.Fatal(err)

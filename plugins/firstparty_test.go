@@ -56,41 +56,42 @@ func TestFirstPartyDescriptions(t *testing.T) {
 	}
 }
 
-// TestReactionsPortDescription checks that the Rust port of reactions
-// describes itself exactly as the Go plugin does (name, version, texts,
-// types, tool schemas), so that either file can be configured as
-// "reactions".
-func TestReactionsPortDescription(t *testing.T) {
+// TestGoVersionsDescribeAlike checks that the Go version of each
+// first-party plugin (examples/plugins/<name>_go) describes itself exactly
+// as the plugin does (name, version, texts, types, tool schemas), so that
+// either file can be configured under the plugin's name.
+func TestGoVersionsDescribeAlike(t *testing.T) {
 	t.Parallel()
-	goDesc, rustDesc := load(t, reactionsDir).Description(), load(t, reactionsRustDir).Description()
-	g, _ := json.Marshal(goDesc)
-	r, _ := json.Marshal(rustDesc)
-	if string(g) != string(r) {
-		t.Errorf("descriptions differ:\ngo   %s\nrust %s", g, r)
+	for _, fp := range firstParty {
+		b := builds(fp.dir)
+		d, goDesc := load(t, b[0]).Description(), load(t, b[1]).Description()
+		want, _ := json.Marshal(d)
+		got, _ := json.Marshal(goDesc)
+		if string(got) != string(want) {
+			t.Errorf("%s: descriptions differ:\nrust %s\ngo   %s", fp.dir, want, got)
+		}
 	}
 }
 
 // TestFirstPartyRegistry runs the five plugins together as the connector
 // does: one registry, validators by type with the union scope, one watch
-// call per sync page, tools by MCP name; once with each build of
-// reactions.
+// call per sync page, tools by MCP name; once with the plugins and once
+// with their Go versions.
 func TestFirstPartyRegistry(t *testing.T) {
-	for _, reactions := range reactionsBuilds {
-		t.Run(reactions, func(t *testing.T) {
+	for build := range 2 {
+		t.Run([]string{"rust", "go"}[build], func(t *testing.T) {
 			t.Parallel()
-			testFirstPartyRegistry(t, reactions)
+			testFirstPartyRegistry(t, build)
 		})
 	}
 }
 
-func testFirstPartyRegistry(t *testing.T, reactions string) {
+// testFirstPartyRegistry is TestFirstPartyRegistry with build 0 (the
+// plugins) or 1 (their Go versions) of each plugin (builds).
+func testFirstPartyRegistry(t *testing.T, build int) {
 	reg := plugin.NewRegistry(nil)
 	for _, fp := range firstParty {
-		dir := fp.dir
-		if dir == reactionsDir {
-			dir = reactions
-		}
-		if err := reg.Add(load(t, dir)); err != nil {
+		if err := reg.Add(load(t, builds(fp.dir)[build])); err != nil {
 			t.Fatal(err)
 		}
 	}

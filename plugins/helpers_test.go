@@ -98,9 +98,6 @@ func load(t *testing.T, dir string) *plugin.Plugin {
 // (src/lib.rs) with sdk-guest/rust, a Go module otherwise.
 func build(t testing.TB, dir string) string {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(dir, "src", "lib.rs")); err == nil {
-		return plugintest.BuildRust(t, dir)
-	}
 	return plugintest.Build(t, dir)
 }
 
@@ -312,3 +309,21 @@ func callError(t *testing.T, p *plugin.Plugin, tool string, args obj, tc *plugin
 // wantItem finds the inbox item about seq.
 // lastSeq is the seq of the room's latest record.
 func (r *room) lastSeq() int64 { return r.seq }
+
+// builds are the builds of the first-party plugin in dir that the tests
+// run: the plugin itself (Rust, plugins/<name>) and its Go version
+// (examples/plugins/<name>_go), which must behave the same.
+func builds(dir string) []string {
+	return []string{dir, "../examples/plugins/" + dir + "_go"}
+}
+
+// forBuilds runs fn in parallel subtests, one per build of the plugin in
+// dir.
+func forBuilds(t *testing.T, dir string, fn func(t *testing.T, p *plugin.Plugin)) {
+	for _, d := range builds(dir) {
+		t.Run(filepath.Base(d), func(t *testing.T) {
+			t.Parallel()
+			fn(t, load(t, d))
+		})
+	}
+}

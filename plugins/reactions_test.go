@@ -8,22 +8,11 @@ import (
 	"apconnect/host/plugin"
 )
 
-const (
-	reactionsDir     = "reactions"
-	reactionsRustDir = "reactions_rust" // the same plugin ported to Rust
-)
-
-// reactionsBuilds are the two builds of the reactions plugin: every
-// reactions test runs against the Go plugin and its Rust port.
-var reactionsBuilds = []string{reactionsDir, reactionsRustDir}
+const reactionsDir = "reactions"
 
 func TestReactionsValidator(t *testing.T) {
-	for _, dir := range reactionsBuilds {
-		t.Run(dir, func(t *testing.T) {
-			t.Parallel()
-			testReactionsValidator(t, load(t, dir))
-		})
-	}
+	t.Parallel()
+	forBuilds(t, reactionsDir, testReactionsValidator)
 }
 
 func testReactionsValidator(t *testing.T, p *plugin.Plugin) {
@@ -72,12 +61,8 @@ type reactionSummary struct {
 }
 
 func TestReactionsSummary(t *testing.T) {
-	for _, dir := range reactionsBuilds {
-		t.Run(dir, func(t *testing.T) {
-			t.Parallel()
-			testReactionsSummary(t, load(t, dir))
-		})
-	}
+	t.Parallel()
+	forBuilds(t, reactionsDir, testReactionsSummary)
 }
 
 func testReactionsSummary(t *testing.T, p *plugin.Plugin) {

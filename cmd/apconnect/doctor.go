@@ -146,7 +146,9 @@ func checkPlugins(ctx context.Context, cs *checks, cfg *config.Config) {
 		return
 	}
 	defer checkPluginReports(cs, cfg, time.Now())
-	set := pluginhost.Load(ctx, cfg, pluginhost.Options{})
+	// Eager: every plugin compiled and started now, so that doctor
+	// reports one that cannot start and leaves the cache filled.
+	set := pluginhost.Load(ctx, cfg, pluginhost.Options{Eager: true})
 	defer set.Close(context.WithoutCancel(ctx))
 	for _, e := range set.Entries {
 		name := "plugin " + e.Config.Name

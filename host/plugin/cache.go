@@ -157,7 +157,7 @@ func (c *sealedCache) tidy(now time.Time) {
 		switch name := e.Name(); {
 		case strings.HasPrefix(name, ".tmp-"), strings.HasPrefix(name, ".entry-"):
 			maxAge = time.Hour
-		case strings.HasSuffix(name, ".entry"):
+		case strings.HasSuffix(name, ".entry"), strings.HasSuffix(name, sealedBlobSuffix):
 			maxAge = sealedMaxAge
 		default:
 			continue
@@ -380,4 +380,109 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// Sealed blobs: what a start needs besides compiled code, kept beside it
+// under the same key and the same rules. A blob is bound to a kind, to
+// the pinned digest of the module it was made from and to a binding
+// string naming the host rules it was made under (the ABI version, the
+// wasmguard rewrite's version, the description rules' version), all of
+// them inside the HMAC: a blob copied under another module's name, or
+// made by a host whose rules differ, fails its check and is never used.
+//
+//   - the description blob holds the describe output of the module's
+//     first instance, which a later start checks again under the current
+//     grants instead of instantiating the module (Runtime.Load);
+//   - the guarded blob holds the module as wasmguard rewrote it, so that a
+//     compilation from the cache does not rewrite it again.
+
+const sealedBlobMagic = "apconnect sealed plugin blob v1\n"
+
+// sealedBlobSuffix ends the names of blob files.
+const sealedBlobSuffix = ".sealed"
+
+// Blob kinds.
+const (
+	blobDescription = "description"
+	blobGuarded     = "guarded"
+)
+
+// blobPath is where the blob of kind for digest under binding is kept.
+// The name only finds the file: the check is on the sealed content.
+func (c *sealedCache) blobPath(kind, digest, binding string) string {
+	return filepath.Join(c.dir, digest+"."+kind+"."+binding+sealedBlobSuffix)
+}
+
+// putBlob seals data as the blob of kind for digest under binding.
+func (c *sealedCache) putBlob(kind, digest, binding string, data []byte) error {
+	var b bytes.Buffer
+	b.Grow(len(sealedBlobMagic) + len(data) + 200)
+	b.WriteString(sealedBlobMagic)
+	writeField(&b, []byte(kind))
+	writeField(&b, []byte(digest))
+	writeField(&b, []byte(binding))
+	writeField(&b, data)
+	mac := hmac.New(sha256.New, c.key)
+	mac.Write(b.Bytes())
+	b.Write(mac.Sum(nil))
+	return writeAtomic(c.blobPath(kind, digest, binding), b.Bytes())
+}
+
+// getBlob returns the blob of kind for digest under binding: false when
+// there is none, or when the file fails its check (it is then removed).
+func (c *sealedCache) getBlob(kind, digest, binding string) ([]byte, bool) {
+	path := c.blobPath(kind, digest, binding)
+	data, err := readBounded(path, maxSealedEntry)
+	if err != nil {
+		return nil, false
+	}
+	payload, err := c.openBlob(data, kind, digest, binding)
+	if err != nil {
+		c.log.Warn("plugin cache: discarding a sealed entry that fails its check", "entry", path, "err", err)
+		_ = os.Remove(path)
+		return nil, false
+	}
+	now := time.Now()
+	_ = os.Chtimes(path, now, now) // in use: kept by tidy
+	return payload, true
+}
+
+// dropBlob removes the blob of kind for digest under binding.
+func (c *sealedCache) dropBlob(kind, digest, binding string) {
+	_ = os.Remove(c.blobPath(kind, digest, binding))
+}
+
+// openBlob checks a sealed blob against what the caller asked for.
+func (c *sealedCache) openBlob(data []byte, kind, digest, binding string) ([]byte, error) {
+	if len(data) < len(sealedBlobMagic)+sha256.Size {
+		return nil, errors.New("wrong size")
+	}
+	body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
+	mac := hmac.New(sha256.New, c.key)
+	mac.Write(body)
+	if !hmac.Equal(sum, mac.Sum(nil)) {
+		return nil, errors.New("the HMAC does not match: not sealed with this cache's key, or altered")
+	}
+	if string(body[:len(sealedBlobMagic)]) != sealedBlobMagic {
+		return nil, errors.New("not a sealed blob")
+	}
+	rest := body[len(sealedBlobMagic):]
+	var fields [4][]byte
+	for i := range fields {
+		var ok bool
+		if fields[i], rest, ok = cutField(rest); !ok {
+			return nil, errors.New("malformed")
+		}
+	}
+	switch {
+	case len(rest) != 0:
+		return nil, errors.New("malformed")
+	case string(fields[0]) != kind:
+		return nil, fmt.Errorf("a %s blob, not a %s blob", fields[0], kind)
+	case string(fields[1]) != digest:
+		return nil, errors.New("sealed for a module of another digest")
+	case string(fields[2]) != binding:
+		return nil, fmt.Errorf("sealed under other host rules (%s, not %s)", fields[2], binding)
+	}
+	return fields[3], nil
 }

@@ -43,8 +43,21 @@ func loadCached(t *testing.T, dir, wasm string) string {
 }
 
 // cacheEntries lists the files of a cache directory that hold compiled
-// code: everything but the key and temporary files.
+// code (wazero's entries, sealed).
 func cacheEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	for _, f := range cacheFiles(t, dir) {
+		if strings.HasSuffix(f, ".entry") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// cacheFiles lists every file of a cache directory but the key and
+// temporary files: compiled code, descriptions and rewritten modules.
+func cacheFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -223,15 +236,22 @@ func TestUnusedCacheEntriesExpire(t *testing.T) {
 	old := oneEntry(t, dir)
 	loadCached(t, dir, swapped)
 	long := time.Now().Add(-40 * 24 * time.Hour)
-	for _, e := range cacheEntries(t, dir) {
+	for _, e := range cacheFiles(t, dir) {
 		if err := os.Chtimes(e, long, long); err != nil {
 			t.Fatal(err)
 		}
 	}
-	loadCached(t, dir, honest) // uses (touches) its entry, after tidying
+	loadCached(t, dir, honest) // uses (touches) its entries, after tidying
 	entries := cacheEntries(t, dir)
 	if len(entries) != 1 || entries[0] != old {
 		t.Fatalf("entries after expiry: %v (want only %s, rewritten)", entries, old)
+	}
+	// The swapped module's description and rewritten module went too.
+	honestData, _ := os.ReadFile(honest)
+	for _, f := range cacheFiles(t, dir) {
+		if !strings.HasSuffix(f, ".entry") && !strings.HasPrefix(filepath.Base(f), plugin.Digest(honestData)+".") {
+			t.Errorf("%s outlived its 30 days", f)
+		}
 	}
 	loadCached(t, dir, honest)
 	if info, err := os.Stat(old); err != nil || time.Since(info.ModTime()) > time.Hour {
@@ -258,6 +278,9 @@ func TestFromCacheReportsWhetherALoadCompiled(t *testing.T) {
 		defer rt.Close(ctx())
 		p, err := rt.Load(ctx(), honest, plugin.Digest(data), plugin.AllGrants(), plugin.Limits{})
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Ready(ctx()); err != nil {
 			t.Fatal(err)
 		}
 		return p.FromCache()

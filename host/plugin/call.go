@@ -71,7 +71,10 @@ func (p *Plugin) checkInput(op Op, input []byte) error {
 // leave the instance in an unknown state discard it.
 func (p *Plugin) invoke(ctx context.Context, op Op, input []byte, check func(output []byte) error) error {
 	start := time.Now()
-	err := p.invokeOnce(ctx, op, input, check)
+	err := p.awaitReady(ctx, op)
+	if err == nil {
+		err = p.invokeOnce(ctx, op, input, check)
+	}
 	p.record(op, err, time.Since(start))
 	return err
 }
@@ -106,8 +109,12 @@ func (p *Plugin) invokeOnce(ctx context.Context, op Op, input []byte, check func
 	cs := &callState{input: input, maxOutput: p.limits.maxOutput(op), log: p.log}
 	logMark := p.log.count()
 	cctx, cancel := context.WithDeadline(withCallState(ctx, cs), deadline)
+	endWithPlugin := context.AfterFunc(p.life, cancel) // Close stops the call
+	release := inst.stopWhenDone(cctx)
 	res, callErr := inst.call.Call(cctx, uint64(op), uint64(len(input)))
 	expired := cctx.Err() != nil && ctx.Err() == nil
+	release()
+	endWithPlugin()
 	cancel()
 
 	fail := func(e *Error) error {

@@ -2,11 +2,13 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // describeInput is the describe envelope.
@@ -63,21 +65,63 @@ const maxMCPToolName = 64
 
 func (p *Plugin) nowMS() int64 { return p.rt.opts.Now().UnixMilli() }
 
-// describe runs the describe operation and checks the result.
-func (p *Plugin) describe(ctx context.Context) error {
-	var out describeOutput
-	if err := p.roundTrip(ctx, OpDescribe, describeInput{Op: "describe", NowMS: p.nowMS(), ABIVersion: ABIVersion}, &out, nil); err != nil {
-		var e *Error
-		if !errors.As(err, &e) {
+// describeRaw runs the describe operation on the plugin's pool (Ready or
+// not: it is part of getting ready) and returns its output once the
+// output rules passed (cap, depth, strict I-JSON, schema, content policy).
+func (p *Plugin) describeRaw(ctx context.Context) ([]byte, error) {
+	input, err := json.Marshal(describeInput{Op: "describe", NowMS: p.nowMS(), ABIVersion: ABIVersion})
+	if err != nil {
+		return nil, p.err(CodeInvalidConfig, OpDescribe, "cannot encode the input envelope: %v", err)
+	}
+	if err := p.checkInput(OpDescribe, input); err != nil {
+		return nil, err
+	}
+	var out []byte
+	start := time.Now()
+	err = p.invokeOnce(ctx, OpDescribe, input, func(output []byte) error {
+		if err := p.parseOutput(OpDescribe, output, false); err != nil {
 			return err
 		}
-		e.Op = "describe"
-		if e.Code == CodeInvalidOutput || e.Code == CodeRefusedContent {
-			e.Code = CodeInvalidDescription
-		}
-		return e
+		out = output
+		return nil
+	})
+	p.record(OpDescribe, err, time.Since(start))
+	if err != nil {
+		return nil, describeErr(err)
+	}
+	return out, nil
+}
+
+// describeFrom checks a describe output (the plugin's answer, or the one
+// the sealed cache kept) and installs the description: the output rules
+// again when it comes from the cache, then the description rules and the
+// grants.
+func (p *Plugin) describeFrom(output []byte) error {
+	if len(output) > p.limits.MaxDescribeBytes {
+		return p.loadErr(CodeInvalidDescription, "describe output of %d bytes exceeds the cap of %d bytes", len(output), p.limits.MaxDescribeBytes)
+	}
+	if err := p.parseOutput(OpDescribe, output, false); err != nil {
+		return describeErr(err)
+	}
+	var out describeOutput
+	if err := decodeInto(output, &out); err != nil {
+		return describeErr(p.err(CodeInvalidOutput, OpDescribe, "cannot decode the output: %v", err))
 	}
 	return p.applyDescription(&out)
+}
+
+// describeErr names the describe operation in err and turns a refused
+// output into CodeInvalidDescription.
+func describeErr(err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	e.Op = "describe"
+	if e.Code == CodeInvalidOutput || e.Code == CodeRefusedContent {
+		e.Code = CodeInvalidDescription
+	}
+	return e
 }
 
 // applyDescription checks a description against the rules and the grants

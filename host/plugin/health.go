@@ -106,7 +106,7 @@ func (p *Plugin) Health(logLines int) Health {
 		Source:              p.source,
 		Digest:              p.digest,
 		Grants:              p.grants.Strings(),
-		Loaded:              !p.closed,
+		Loaded:              !p.closed && p.startErr() == nil,
 		LoadedAt:            p.loadedAt,
 		Calls:               s.calls,
 		Failures:            s.failures,
@@ -139,6 +139,13 @@ func (p *Plugin) Health(logLines int) Health {
 		_, h.LogDropped = p.log.tail(1)
 	}
 	return h
+}
+
+// startErr is the error that makes a plugin described from the cache
+// fail closed, once Ready found one.
+func (p *Plugin) startErr() error {
+	_, err := p.ready.state()
+	return err
 }
 
 // LoadFailure is the Health of a configured plugin that could not be

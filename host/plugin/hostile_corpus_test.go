@@ -424,13 +424,17 @@ func checkRSS(t *testing.T, c *hostileCase, wasm string, r rssCheck) {
 	if err != nil {
 		t.Fatalf("%s:%d: @rss child: %v\n%s", c.File, r.Line, err, out)
 	}
-	var growth int64 = -1
+	var growth int64
+	reported := false
 	for _, l := range strings.Split(string(out), "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "peak_rss_growth_bytes="); ok {
-			growth, _ = strconv.ParseInt(v, 10, 64)
+			n, err := strconv.ParseInt(v, 10, 64)
+			// A few pages below the start is no growth (the child's RSS
+			// moves as it runs), not a missing report.
+			growth, reported = max(n, 0), err == nil
 		}
 	}
-	if growth < 0 {
+	if !reported {
 		t.Fatalf("%s:%d: @rss child reported nothing:\n%s", c.File, r.Line, out)
 	}
 	t.Logf("%s: %d concurrent %s %s calls raised peak RSS by %.1f MiB (bound %d MiB)", c.Name, r.Concurrency, r.Op, r.Target, float64(growth)/(1<<20), r.MaxMiB)

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,32 +24,44 @@ import (
 // and its health. It implements Validator, Watcher, ToolProvider and
 // PackProvider; every method is safe for concurrent use. An operation the
 // plugin did not describe (or was not granted) fails with CodeUnknown.
+//
+// A plugin described from the sealed cache (Runtime.Load) is compiled and
+// instantiated later, by Ready: its first call waits for that (lazy.go).
 type Plugin struct {
 	rt       *Runtime
 	source   string
 	digest   string
 	grants   Grants
 	limits   Limits
-	wrt      wazero.Runtime
-	ownCache wazero.CompilationCache // with a sealed cache: this plugin's
-	compiled wazero.CompiledModule
 	pool     *pool
 	memory   experimental.MemoryAllocator // nil: wazero's default
 	log      *ringLog
 	stdout   *lineWriter
 	stderr   *lineWriter
 	loadedAt time.Time
-	// fromCache is set by compile when the compiled code came from the
-	// sealed on-disk cache.
+
+	// code is the compiled module, set once by prepare (under mu); calls
+	// read it after Ready.
+	code *compiledCode
+	// fromCache is set at load when the description came from the sealed
+	// cache, and by compile when the compiled code came from it.
 	fromCache bool
 
-	// Set once by describe during load, read-only afterwards.
-	desc      *Description
-	tools     map[string]*toolEntry
-	validates map[string]bool
-	watches   map[string]bool
-	proposes  map[string]bool
-	packs     map[string]*Pack
+	// Set once during load, read-only afterwards.
+	desc       *Description
+	descOut    []byte // the describe output desc was built from
+	descCached bool   // descOut came from the sealed cache
+	tools      map[string]*toolEntry
+	validates  map[string]bool
+	watches    map[string]bool
+	proposes   map[string]bool
+	packs      map[string]*Pack
+
+	ready readiness
+
+	// life ends when the plugin is closed, which stops its running guests.
+	life    context.Context
+	endLife context.CancelFunc
 
 	mu     sync.Mutex
 	closed bool
@@ -62,7 +75,27 @@ type toolEntry struct {
 	out *jsonschema.Schema // nil without an output schema
 }
 
-func newPlugin(ctx context.Context, rt *Runtime, source string, wasm []byte, digest string, grants Grants, limits Limits) (_ *Plugin, err error) {
+// compiledCode is a plugin's wazero runtime (its memory cap, WASI, the
+// host module) with the module compiled in it.
+type compiledCode struct {
+	wrt    wazero.Runtime
+	module wazero.CompiledModule
+	cache  wazero.CompilationCache // the runtime's own cache (sealed or fallback); nil with a shared one
+}
+
+func (c *compiledCode) close(ctx context.Context) error {
+	if c == nil {
+		return nil
+	}
+	var errs []error
+	errs = append(errs, c.wrt.Close(ctx))
+	if c.cache != nil {
+		errs = append(errs, c.cache.Close(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+func newPlugin(ctx context.Context, rt *Runtime, source string, wasm []byte, digest string, grants Grants, limits Limits) (*Plugin, error) {
 	p := &Plugin{
 		rt:       rt,
 		source:   source,
@@ -76,109 +109,190 @@ func newPlugin(ctx context.Context, rt *Runtime, source string, wasm []byte, dig
 	}
 	p.stdout = &lineWriter{log: p.log, source: "stdout", level: "info"}
 	p.stderr = &lineWriter{log: p.log, source: "stderr", level: "error"}
+	p.life, p.endLife = context.WithCancel(context.Background())
+	if out, ok := rt.cachedDescription(digest); ok {
+		// Described by this module's first instance on an earlier start:
+		// checked again now, compiled and instantiated by Ready.
+		if err := p.describeFrom(out); err != nil {
+			return nil, err
+		}
+		p.descOut, p.descCached, p.fromCache = out, true, true
+		p.ready.init(wasm, nil)
+		return p, nil
+	}
+	if rt.sealed != nil {
+		// A module this cache has not seen: described by an interpreted
+		// instance, compiled by Ready (interpret.go).
+		guarded, err := p.guard(wasm)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.describeInterpreted(ctx, guarded); err != nil {
+			return nil, err
+		}
+		p.ready.init(wasm, guarded)
+		return p, nil
+	}
+	p.ready.init(nil, nil)
+	if err := p.prepare(ctx, wasm, nil); err != nil {
+		_ = p.closeRuntime(ctx)
+		return nil, err
+	}
+	return p, nil
+}
+
+// prepare makes the plugin runnable: the module rewritten by wasmguard
+// (from the sealed cache when it holds it), compiled (likewise), its
+// imports and exports checked, and a first instance, which proves that
+// the module initialises within the limits, stays in the pool. That
+// instance describes the plugin: at load, the description is checked and
+// installed and the sealed cache keeps it; for a plugin described from
+// the cache, its answer must be the cached one, byte for byte, or the
+// plugin fails closed (every call fails with CodeInvalidDescription).
+func (p *Plugin) prepare(ctx context.Context, wasm, guarded []byte) error {
+	if guarded == nil {
+		var err error
+		if guarded, err = p.guard(wasm); err != nil {
+			return err
+		}
+	}
+	code, fromCache, err := p.compile(ctx, guarded)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		_ = code.close(ctx)
+		return p.err(CodeClosed, 0, "the plugin was closed while it was being compiled")
+	}
+	p.code = code
+	p.fromCache = fromCache
+	p.mu.Unlock()
+	if err := checkModuleShape(code.module); err != nil {
+		return p.loadErr(CodeInvalidModule, "%v", err)
+	}
+	inst, err := p.spawn(ctx, p.limits.LoadTimeout)
+	if err != nil {
+		if e, ok := err.(*Error); ok && e.Code != CodeInvalidModule {
+			e.Code, e.Message = CodeInvalidModule, "first instance: "+e.Message
+		}
+		return err
+	}
+	p.pool.adopt(inst)
+	out, err := p.describeRaw(ctx)
+	if err != nil {
+		return err
+	}
+	if p.descOut != nil {
+		if !bytes.Equal(out, p.descOut) {
+			p.rt.forgetDescription(p.digest)
+			what := "the description the cache kept for it"
+			if !p.descCached {
+				what = "its interpreted instance at load"
+			}
+			return p.err(CodeInvalidDescription, OpDescribe, "the module's first instance describes it differently from "+
+				"%s (a describe that depends on now_ms?); the plugin is not used", what)
+		}
+		return nil
+	}
+	if err := p.describeFrom(out); err != nil {
+		return err
+	}
+	p.descOut = out
+	p.rt.keepDescription(p.digest, out)
+	return nil
+}
+
+// guard returns the module as wasmguard rewrites it, from the sealed cache
+// when it holds it for this digest and this version of the rewrite.
+func (p *Plugin) guard(wasm []byte) ([]byte, error) {
+	if g, ok := p.rt.cachedGuarded(p.digest); ok {
+		return g, nil
+	}
 	// The module runs as rewritten by wasmguard: every function counts its
 	// frame against the instance's stack limit, and tables are bounded.
 	guarded, err := wasmguard.Instrument(wasm)
 	if err != nil {
 		return nil, p.loadErr(CodeInvalidModule, "not a valid WebAssembly module: %v", strings.TrimPrefix(err.Error(), wasmguard.ErrInvalid.Error()+": "))
 	}
-	defer func() {
-		if err != nil {
-			_ = p.closeRuntime(ctx)
-		}
-	}()
-	if err := p.compile(ctx, guarded.Module); err != nil {
-		return nil, err
-	}
-	if err := checkModuleShape(p.compiled); err != nil {
-		return nil, p.loadErr(CodeInvalidModule, "%v", err)
-	}
-	// The first instance proves the module initialises within the limits;
-	// it serves describe and stays in the pool.
-	inst, err := p.spawn(ctx, limits.LoadTimeout)
-	if err != nil {
-		if e, ok := err.(*Error); ok && e.Code != CodeInvalidModule {
-			e.Code, e.Message = CodeInvalidModule, "first instance: "+e.Message
-		}
-		return nil, err
-	}
-	p.pool.adopt(inst)
-	if err := p.describe(ctx); err != nil {
-		return nil, err
-	}
-	return p, nil
+	p.rt.keepGuarded(p.digest, guarded.Module)
+	return guarded.Module, nil
 }
 
-// compile creates the plugin's wazero runtime (its memory cap, WASI, the
-// host module) and compiles module in it, through the Runtime's cache: the
-// shared one, or the sealed on-disk cache, where a miss stores the new
-// entry and an entry wazero refuses is dropped and compiled afresh.
-func (p *Plugin) compile(ctx context.Context, module []byte) error {
+// compile compiles module in a new wazero runtime of the plugin, through
+// the Runtime's cache: the shared one, or the sealed on-disk cache, where
+// a miss stores the new entry and an entry wazero refuses is dropped and
+// compiled afresh. fromCache reports code taken from the sealed cache.
+func (p *Plugin) compile(ctx context.Context, module []byte) (code *compiledCode, fromCache bool, err error) {
 	rt := p.rt
 	if rt.sealed == nil {
-		return p.compileWith(ctx, rt.cache, module)
+		// The Runtime's cache: shared, not the plugin's to close.
+		code, err := p.compileIn(ctx, wazero.NewRuntimeConfig().WithCompilationCache(rt.cache), nil, module)
+		return code, false, err
 	}
 	for attempt := 0; ; attempt++ {
 		load, err := rt.sealed.begin(module, p.digest, attempt > 0)
 		if err != nil {
 			rt.opts.Logger.Warn("plugin compilation cache unusable for this load; compiling in memory", "plugin", p.source, "err", err)
-			p.ownCache = wazero.NewCompilationCache()
-			return p.compileWith(ctx, p.ownCache, module)
+			code, err := p.compileWith(ctx, wazero.NewCompilationCache(), module)
+			return code, false, err
 		}
-		err = p.compileWith(ctx, load.cache, module)
+		code, err := p.compileWith(ctx, load.cache, module)
 		if err == nil {
-			p.fromCache = load.used()
+			fromCache := load.used()
 			load.finish()
-			p.ownCache = load.cache
-			return nil
+			return code, fromCache, nil
 		}
 		load.discard()
-		_ = load.cache.Close(ctx)
 		if !load.placed || attempt > 0 {
-			return err
+			return nil, false, err
 		}
 		rt.opts.Logger.Warn("plugin compilation cache: wazero refused a cached entry; recompiling", "plugin", p.source, "entry", load.entry, "err", err)
 		_ = os.Remove(load.entry)
 	}
 }
 
-func (p *Plugin) compileWith(ctx context.Context, cache wazero.CompilationCache, module []byte) (err error) {
-	cfg := wazero.NewRuntimeConfig().
-		WithCompilationCache(cache).
-		WithMemoryLimitPages(p.limits.memoryPages()).
-		WithCloseOnContextDone(true)
-	p.wrt = wazero.NewRuntimeWithConfig(ctx, cfg)
+// compileWith compiles module in a new runtime over cache. The returned
+// code owns cache; on failure cache is closed.
+func (p *Plugin) compileWith(ctx context.Context, cache wazero.CompilationCache, module []byte) (*compiledCode, error) {
+	return p.compileIn(ctx, wazero.NewRuntimeConfig().WithCompilationCache(cache), cache, module)
+}
+
+// compileIn compiles module in a new runtime of cfg with the plugin's
+// memory cap, deadlines, WASI and the host module. The returned code owns
+// cache (which may be nil); on failure cache is closed.
+func (p *Plugin) compileIn(ctx context.Context, cfg wazero.RuntimeConfig, cache wazero.CompilationCache, module []byte) (_ *compiledCode, err error) {
+	// No WithCloseOnContextDone: the guard's checkpoints return to Go and
+	// honour the stop flag (stop.go), at a fraction of its cost.
+	cfg = cfg.WithMemoryLimitPages(p.limits.memoryPages())
+	code := &compiledCode{wrt: wazero.NewRuntimeWithConfig(ctx, cfg), cache: cache}
 	defer func() {
 		if err != nil {
-			_ = p.wrt.Close(ctx)
-			p.wrt = nil
+			_ = code.close(ctx)
 		}
 	}()
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, p.wrt); err != nil {
-		return p.loadErr(CodeInvalidModule, "cannot provide WASI: %v", err)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, code.wrt); err != nil {
+		return nil, p.loadErr(CodeInvalidModule, "cannot provide WASI: %v", err)
 	}
-	if err := instantiateHostModule(ctx, p.wrt); err != nil {
-		return p.loadErr(CodeInvalidModule, "cannot provide the host module: %v", err)
+	if err := instantiateHostModule(ctx, code.wrt); err != nil {
+		return nil, p.loadErr(CodeInvalidModule, "cannot provide the host module: %v", err)
 	}
 	lctx, cancel := context.WithTimeout(ctx, p.limits.LoadTimeout)
 	defer cancel()
-	p.compiled, err = p.wrt.CompileModule(lctx, module)
-	if err != nil {
-		return p.loadErr(CodeInvalidModule, "not a valid WebAssembly module: %v", err)
+	if code.module, err = code.wrt.CompileModule(lctx, module); err != nil {
+		return nil, p.loadErr(CodeInvalidModule, "not a valid WebAssembly module: %v", err)
 	}
-	return nil
+	return code, nil
 }
 
 // closeRuntime closes the plugin's wazero runtime and its own cache.
 func (p *Plugin) closeRuntime(ctx context.Context) error {
-	var errs []error
-	if p.wrt != nil {
-		errs = append(errs, p.wrt.Close(ctx))
-	}
-	if p.ownCache != nil {
-		errs = append(errs, p.ownCache.Close(ctx))
-	}
-	return errors.Join(errs...)
+	p.mu.Lock()
+	code := p.code
+	p.code = nil
+	p.mu.Unlock()
+	return code.close(ctx)
 }
 
 // checkModuleShape checks imports and exports against the ABI before any
@@ -256,6 +370,7 @@ func sameTypes(a, b []api.ValueType) bool {
 func (p *Plugin) spawn(ctx context.Context, timeout time.Duration) (*instance, error) {
 	ictx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	defer context.AfterFunc(p.life, cancel)() // Close stops it too
 	logMark := p.log.count()
 	cfg := wazero.NewModuleConfig().
 		WithName("").
@@ -267,6 +382,8 @@ func (p *Plugin) spawn(ctx context.Context, timeout time.Duration) (*instance, e
 		msg := firstLine(err.Error())
 		var exit *sys.ExitError
 		switch {
+		case p.isClosed():
+			code, msg = CodeClosed, "the plugin was closed"
 		case ctx.Err() != nil:
 			code = CodeCanceled
 		case ictx.Err() != nil:
@@ -281,7 +398,13 @@ func (p *Plugin) spawn(ctx context.Context, timeout time.Duration) (*instance, e
 		}
 		return p.err(code, 0, "%s: %s%s", what, msg, p.stderrHint(logMark))
 	}
-	mod, err := p.wrt.InstantiateModule(experimental.WithMemoryAllocator(ictx, p.memory), p.compiled, cfg)
+	p.mu.Lock()
+	code := p.code
+	p.mu.Unlock()
+	if code == nil {
+		return nil, p.err(CodeClosed, 0, "the plugin is closed")
+	}
+	mod, err := code.wrt.InstantiateModule(experimental.WithMemoryAllocator(ictx, p.memory), code.module, cfg)
 	if err != nil {
 		return nil, fail(nil, "cannot instantiate", err)
 	}
@@ -289,8 +412,12 @@ func (p *Plugin) spawn(ctx context.Context, timeout time.Duration) (*instance, e
 		mod:    mod,
 		call:   mod.ExportedFunction(ExportCall),
 		budget: mod.ExportedGlobal(wasmguard.StackExport).(api.MutableGlobal),
+		stop:   mod.ExportedGlobal(wasmguard.StopExport).(api.MutableGlobal),
+		fuel:   mod.ExportedGlobal(wasmguard.FuelExport).(api.MutableGlobal),
 	}
 	inst.budget.Set(p.limits.StackBytes)
+	release := inst.stopWhenDone(ictx)
+	defer release()
 	for _, name := range []string{wasmguard.StartExport, exportInitialize} {
 		if f := mod.ExportedFunction(name); f != nil {
 			if _, err := f.Call(ictx); err != nil {
@@ -327,11 +454,16 @@ func (p *Plugin) Source() string { return p.source }
 // Digest returns the hex SHA-256 of the plugin module.
 func (p *Plugin) Digest() string { return p.digest }
 
-// FromCache reports whether the plugin's compiled code came from the
-// Runtime's on-disk compilation cache (Options.CacheDir), so that loading
-// it compiled nothing. It is false after a compilation, and always with an
-// in-memory or shared cache (Options.Cache), where the Runtime cannot tell.
-func (p *Plugin) FromCache() bool { return p.fromCache }
+// FromCache reports whether loading the plugin compiled nothing: its
+// description came from the Runtime's sealed on-disk cache
+// (Options.CacheDir) and, once it is compiled (Ready), its compiled code
+// too. It is false after a compilation, and always with an in-memory or
+// shared cache (Options.Cache), where the Runtime cannot tell.
+func (p *Plugin) FromCache() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.fromCache
+}
 
 // Grants returns the plugin's grants.
 func (p *Plugin) Grants() Grants { return p.grants }
@@ -355,6 +487,7 @@ func (p *Plugin) Close(ctx context.Context) error {
 	}
 	p.closed = true
 	p.mu.Unlock()
+	p.endLife()
 	p.rt.forget(p)
 	return p.closeRuntime(ctx)
 }
@@ -406,6 +539,9 @@ func (p *Plugin) stderrHint(n uint64) string {
 // the first calls after start do not pay for instantiation (about 20 ms for
 // a Go plugin). Failures are returned and counted like call failures.
 func (p *Plugin) Warm(ctx context.Context, n int) error {
+	if err := p.awaitReady(ctx, 0); err != nil {
+		return err
+	}
 	n = min(n, p.limits.MaxInstances)
 	for p.pool.size() < n {
 		if p.isClosed() {

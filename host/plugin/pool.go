@@ -13,6 +13,8 @@ type instance struct {
 	mod    api.Module
 	call   api.Function
 	budget api.MutableGlobal // wasmguard's stack budget
+	stop   api.MutableGlobal // wasmguard's stop flag (stop.go)
+	fuel   api.MutableGlobal // wasmguard's checkpoints before a return to Go
 }
 
 // stackExhausted reports whether the instance's last trap was its stack
@@ -102,4 +104,17 @@ func (p *pool) size() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.live
+}
+
+// drain closes the idle instances (those of a plugin that failed to
+// start: no call ever takes them).
+func (p *pool) drain(ctx context.Context) {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.live -= len(idle)
+	p.mu.Unlock()
+	for _, inst := range idle {
+		_ = inst.mod.Close(ctx)
+	}
 }

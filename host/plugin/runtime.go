@@ -147,14 +147,21 @@ func normalizeDigest(s string) (string, error) {
 	return d, nil
 }
 
-// ReadModule reads a plugin file, bounded to 64 MiB.
+// ReadModule reads a plugin file, bounded to 64 MiB, in one allocation.
 func ReadModule(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &Error{Code: CodeUnreadable, Plugin: path, Op: "load", Message: err.Error(), Err: err}
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxModuleBytes+1))
+	size := int64(0)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	if size > maxModuleBytes {
+		return nil, errorf(CodeUnreadable, path, "load", "file is larger than %d bytes", maxModuleBytes)
+	}
+	data, err := readAllSized(io.LimitReader(f, maxModuleBytes+1), size)
 	if err != nil {
 		return nil, &Error{Code: CodeUnreadable, Plugin: path, Op: "load", Message: err.Error(), Err: err}
 	}
@@ -162,6 +169,25 @@ func ReadModule(path string) ([]byte, error) {
 		return nil, errorf(CodeUnreadable, path, "load", "file is larger than %d bytes", maxModuleBytes)
 	}
 	return data, nil
+}
+
+// readAllSized reads r to its end into a buffer sized for size bytes (and
+// grown only if r has more).
+func readAllSized(r io.Reader, size int64) ([]byte, error) {
+	buf := make([]byte, 0, size+512)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // Load reads the plugin at path, checks it against the pinned SHA-256
@@ -208,7 +234,8 @@ type Inspection struct {
 }
 
 // Inspect loads a plugin file without a pinned digest and with every grant
-// its description asks for, describes it and closes it. It backs
+// its description asks for, describes it, compiles and starts it (Ready)
+// and closes it. It backs
 // "apconnect plugin inspect"; the description is still checked by every
 // other rule.
 func (r *Runtime) Inspect(ctx context.Context, path string, limits Limits) (*Inspection, error) {
@@ -222,6 +249,12 @@ func (r *Runtime) Inspect(ctx context.Context, path string, limits Limits) (*Ins
 		return nil, err
 	}
 	defer p.Close(ctx)
+	// Compiled and started now: a module that cannot start is refused
+	// here, and the cache keeps its compiled code and description for
+	// the starts that will load it.
+	if err := p.Ready(ctx); err != nil {
+		return nil, err
+	}
 	d := p.Description()
 	return &Inspection{Path: path, Size: len(data), Digest: digest, Description: d, Grants: d.RequiredGrants()}, nil
 }

@@ -164,7 +164,7 @@ var ratios = []ratio{
 	},
 	{
 		name: "plugins/reactions-cold-start-rust-over-go",
-		description: "cold start (empty compilation cache: compile, first instance, describe) of the reactions plugin ported to Rust " +
+		description: "cold start (empty compilation cache: compile, first instance, describe) of the reactions plugin (Rust, plugins/reactions) " +
 			"(sdk-guest/rust, Debian's rustc) over the same of its Go build, same run; issue 15 measured about 30 ms against 1.0-1.2 s for such a pair",
 		num: key{"plugins/ColdStart/reactions_rust", "ns/op"},
 		den: key{"plugins/ColdStart/reactions", "ns/op"},
@@ -206,6 +206,22 @@ var ratios = []ratio{
 		target: &Target{Op: "<=", Value: 30000},
 	},
 	{
+		name: "plugins/watch-per-record-batch-256-vs-verify",
+		description: "cost per record of a batched watch (256 records of ~480 bytes, a Go plugin's rule reading mentions and one payload member: " +
+			"host encoding, the call, the guest SDK's decoding, the host's output checks) in strict Ed25519 verifications, same run; " +
+			"issue 26's <= 20 us on a core that verifies ~20,000 signatures/s is a ratio of 0.4",
+		num:    key{"plugin/WatchPerRecord/default/batch=256", "ns/record"},
+		den:    key{"identity/VerifyStrict", "ns/op"},
+		target: &Target{Op: "<=", Value: 0.4},
+	},
+	{
+		name: "plugins/first-party-watch-go-over-rust",
+		description: "cost per record of a 256-record sync page through the five first-party plugins' Go versions (examples/plugins/<name>_go) over the same " +
+			"through the plugins (Rust), every watched record becoming an inbox item, same run",
+		num: key{"plugins/FirstPartyWatch/go/aimed", "µs/record"},
+		den: key{"plugins/FirstPartyWatch/aimed", "µs/record"},
+	},
+	{
 		name: "plugins/hello-module-size-over-reactions",
 		description: "size of examples/plugins/hello (a Go plugin that needs only the SDK's ABI core) over the Go build of reactions (which also links encoding/json and fmt " +
 			"through sdk-guest/plugin/stdlib); the Go runtime alone (an empty wasip1 c-shared module) is about 1.8 MB, about half of reactions",
@@ -236,6 +252,7 @@ var bounds = []bound{
 	{key{"e2e/StartToInitializePlugins/cold", "p50-ms"}, Target{"<=", 3000}},
 	{key{"e2e/StartToToolsPlugins/warm", "p50-ms"}, Target{"<=", 150}},
 	{key{"e2e/StartToToolsPlugins/cold", "p50-ms"}, Target{"<=", 1500}},
+	{key{"plugin/WatchPerRecord/default/batch=256", "ns/record"}, Target{"<=", 20000}},
 }
 
 func (t Target) met(v float64) bool {

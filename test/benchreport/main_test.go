@@ -100,7 +100,11 @@ BenchmarkStartToInitializePlugins/warm-2         	      10	 272433535 ns/op	    
 BenchmarkStartToInitializePlugins/cold-2         	      10	3149737363 ns/op	      3150 p50-ms	      3460 p90-ms
 BenchmarkStartToToolsPlugins/warm-2         	      10	 140000000 ns/op	       140 p50-ms	       170 p90-ms
 BenchmarkStartToToolsPlugins/cold-2         	      10	1600000000 ns/op	      1600 p50-ms	      1900 p90-ms
+pkg: apconnect/host/plugin
+BenchmarkWatchPerRecord/default/batch=256-2       	     486	   2872141 ns/op	     11219 ns/record
 pkg: apconnect/plugins
+BenchmarkFirstPartyWatch/aimed-2         	     350	   6367223 ns/op	        24.87 µs/record
+BenchmarkFirstPartyWatch/go/aimed-2      	     344	   8152386 ns/op	        31.85 µs/record
 BenchmarkColdStart/hello-2         	       1	 800000000 ns/op	   2148934 module-bytes
 BenchmarkColdStart/reactions-2         	       1	1200000000 ns/op	   3542097 module-bytes
 BenchmarkColdStart/reactions_rust-2    	      40	  30000000 ns/op	    220235 module-bytes
@@ -124,6 +128,9 @@ BenchmarkColdStart/reactions_rust-2    	      40	  30000000 ns/op	    220235 mod
 		if m.Name == "e2e/StartToToolsPlugins/cold" && m.Unit == "p50-ms" && (m.Meets == nil || *m.Meets || m.Target.Value != 1500) {
 			t.Errorf("tools/list cold bound: %+v", m)
 		}
+		if m.Name == "plugin/WatchPerRecord/default/batch=256" && m.Unit == "ns/record" && (m.Meets == nil || !*m.Meets || m.Target.Value != 20000) {
+			t.Errorf("watch bound: %+v", m)
+		}
 	}
 	got := map[string]Metric{}
 	for _, m := range derive(ms) {
@@ -143,6 +150,9 @@ BenchmarkColdStart/reactions_rust-2    	      40	  30000000 ns/op	    220235 mod
 		"mcp/start-to-tools-list-5-plugins-warm-vs-verify": {2800, ptr(true)},
 		"mcp/start-to-tools-list-5-plugins-cold-vs-verify": {32000, ptr(false)},
 		"plugins/hello-module-size-over-reactions":         {2148934.0 / 3542097, nil},
+		// issue 26: a batched watch <= 20 us a record, 0.4 verifications
+		"plugins/watch-per-record-batch-256-vs-verify": {11219.0 / 50000, ptr(true)},
+		"plugins/first-party-watch-go-over-rust":       {31.85 / 24.87, nil},
 	} {
 		m, ok := got[name]
 		if !ok || math.Abs(m.Value-want.value) > 1e-9*want.value || (want.meets == nil) != (m.Meets == nil) ||

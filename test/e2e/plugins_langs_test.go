@@ -39,7 +39,7 @@ func TestRustAndCPluginsThroughMCP(t *testing.T) {
 	t.Parallel()
 	rust := langPlugin(t, "hello_rust", plugintest.BuildRust, "../../examples/plugins/hello_rust")
 	c := langPlugin(t, "hello_c", plugintest.BuildC, "../../examples/plugins/hello_c")
-	reactions := langPlugin(t, "reactions_rust", plugintest.BuildRust, "../../plugins/reactions_rust")
+	reactions := langPlugin(t, "reactions_rust", plugintest.BuildRust, "../../plugins/reactions")
 	h := startHub(t)
 	plugins := append(entries(t), pluginEntry(t, "hello_rust", rust), pluginEntry(t, "hello_c", c), pluginEntry(t, "reactions", reactions))
 	alice := startWithPlugins(t, h, "alice", 0xA2, plugins)

@@ -32,12 +32,17 @@ import (
 	"apconnect/host/plugin/internal/gobuild"
 )
 
-// Build compiles the Go plugin module in dir with GOOS=wasip1 GOARCH=wasm
-// -buildmode=c-shared and returns the path of the .wasm file, a copy in
-// t.TempDir(). The build runs once per directory per test binary; a failed
-// build fails the test with the compiler's output.
+// Build compiles the plugin in dir as `make build` does and returns the
+// path of the .wasm file, a copy in t.TempDir(): a Rust crate (a dir with
+// src/lib.rs, such as the first-party plugins of plugins/) with BuildRust,
+// otherwise a Go module with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared.
+// The build runs once per directory per test binary; a failed build fails
+// the test with the compiler's output.
 func Build(t testing.TB, dir string) string {
 	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, "src", "lib.rs")); err == nil {
+		return BuildRust(t, dir)
+	}
 	wasm, err := gobuild.Build(dir)
 	if err != nil {
 		t.Fatalf("plugintest: %v", err)

@@ -57,6 +57,20 @@ pub fn plural(n: usize, word: &str) -> String {
     }
 }
 
+/// A duration in milliseconds, roughly: "3d", "5h", "12m" or "40s" (a
+/// negative one is "0s"); the Go SDK's `text.Until`.
+pub fn until(ms: i64) -> String {
+    if ms >= 48 * 3_600_000 {
+        format!("{}d", ms / (24 * 3_600_000))
+    } else if ms >= 2 * 3_600_000 {
+        format!("{}h", ms / 3_600_000)
+    } else if ms >= 60_000 {
+        format!("{}m", ms / 60_000)
+    } else {
+        format!("{}s", (ms / 1000).max(0))
+    }
+}
+
 fn has_scheme(s: &str) -> bool {
     for (i, _) in s.match_indices(':') {
         let (before, after) = (&s[..i], &s[i + 1..]);
@@ -122,5 +136,10 @@ mod tests {
         assert_eq!(clean("eyJa.b.c", 64), "eyJa·b·c");
         assert_eq!(plural(1, "agent"), "1 agent");
         assert_eq!(plural(3, "agent"), "3 agents");
+        assert_eq!(until(3 * 24 * 3_600_000), "3d");
+        assert_eq!(until(47 * 3_600_000), "47h");
+        assert_eq!(until(119 * 60_000), "119m");
+        assert_eq!(until(59_999), "59s");
+        assert_eq!(until(-5), "0s");
     }
 }

@@ -34,9 +34,15 @@ const (
 	opMiscPrefix = 0xfc
 	opVecPrefix  = 0xfd
 	opUnreachabl = 0x00
+	opNop        = 0x01
+	opDrop       = 0x1a
+	opI32LeS     = 0x4c
+	opI32Sub     = 0x6b
+	opMemoryGrow = 0x40
 )
 
-// Value and reference type bytes of WebAssembly 2.0.
+// isValType reports whether b is a value type of WebAssembly 2.0: i32,
+// i64, f32, f64, v128 (SIMD) or one of the two reference types.
 func isValType(b byte) bool {
 	switch b {
 	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
@@ -45,6 +51,7 @@ func isValType(b byte) bool {
 	return false
 }
 
+// isRefType reports whether b is a reference type: funcref or externref.
 func isRefType(b byte) bool { return b == 0x70 || b == 0x6f }
 
 // indexChecker receives every function and global index an instruction
@@ -68,26 +75,28 @@ func (c indexChecker) global(i uint32) error {
 	return nil
 }
 
-// returnSite is a return instruction in a body: its offset and the number
-// of blocks open around it inside the body.
-type returnSite struct {
+// site is where guardBody changes a body: a return instruction at off
+// (replaced by a branch out of depth blocks), or the start of a loop's
+// body at off (where the stop check is inserted).
+type site struct {
 	off, depth int
+	loop       bool
 }
 
 // scanBody walks one function body's instructions (after its locals) to
 // their final end, which must be the body's last byte, checking the
-// indices they name. It returns the number of instructions and where the
-// return instructions are.
+// indices they name. It returns the number of instructions and, in order,
+// where the return instructions are and where loop bodies start.
 //
 // It reads every immediate exactly as wazero v1.12 does for the features
 // the host enables (WebAssembly 2.0: multi-value, bulk memory, reference
 // types, SIMD, sign extension, saturating conversions) and refuses every
 // other opcode and every encoding wazero might read differently, so that
 // the instructions seen here are the ones wazero compiles.
-func scanBody(r *reader, ic indexChecker) (int, []returnSite, error) {
+func scanBody(r *reader, ic indexChecker) (int, []site, error) {
 	depth := 1
 	n := 0
-	var returns []returnSite
+	var sites []site
 	for depth > 0 {
 		if r.done() {
 			return 0, nil, fmt.Errorf("the function body ends inside a block")
@@ -110,6 +119,9 @@ func scanBody(r *reader, ic indexChecker) (int, []returnSite, error) {
 		case kBlock:
 			err = scanBlockType(r)
 			depth++
+			if op == opLoop {
+				sites = append(sites, site{off: r.off, loop: true})
+			}
 		case kCall, kRefFunc:
 			var i uint32
 			if i, err = r.u32(); err == nil {
@@ -121,7 +133,7 @@ func scanBody(r *reader, ic indexChecker) (int, []returnSite, error) {
 				err = ic.global(i)
 			}
 		case kReturn:
-			returns = append(returns, returnSite{off: at, depth: depth - 1})
+			sites = append(sites, site{off: at, depth: depth - 1})
 		case kI64:
 			err = r.skipLEB(10)
 		case kF32:
@@ -168,7 +180,7 @@ func scanBody(r *reader, ic indexChecker) (int, []returnSite, error) {
 	if !r.done() {
 		return 0, nil, fmt.Errorf("bytes follow the function's final end")
 	}
-	return n, returns, nil
+	return n, sites, nil
 }
 
 // Instruction classes: how each opcode's immediates are read.

@@ -27,13 +27,29 @@
 // instantiation, before _initialize and any export, which is when the start
 // function would have run.
 //
-// A guest cannot reach the budget: wazero validates the rewritten module, in
-// which the global exists, so the rewriter itself refuses a module whose
-// code, constant expressions or exports name a global (or function) index
-// beyond the module's own. To make sure it reads the same instructions
-// wazero compiles, it decodes every instruction of the enabled WebAssembly
-// 2.0 features exactly as wazero does and refuses any other opcode or any
-// encoding wazero might read differently.
+// The rewrite also bounds how long the guest runs without the host. A
+// guest's machine code cannot be preempted by the Go runtime, so a guest
+// that never returns to Go would hold its thread, every stop-the-world
+// (garbage collection) of apconnect and its own deadline forever. wazero's
+// WithCloseOnContextDone answers with a call into Go at every loop header,
+// which costs about 30 ns per loop iteration and still lets recursion that
+// fans out without a loop run on forever (a stack budget does not stop it:
+// it never goes deep). Instead, every function entry and every loop body
+// start is a checkpoint that counts down a fuel global; when the fuel is
+// out, the checkpoint traps if the stop global is set, else returns to Go
+// once (memory.grow 0, a no-op that wazero runs in Go) and refills the fuel
+// with YieldEvery. So the guest is back in Go at least every YieldEvery
+// checkpoints, and a host that sets the stop flag (and empties the fuel)
+// from another goroutine ends the call within as many; the hot path of a
+// checkpoint is a load, a test and a store.
+//
+// A guest cannot reach the added globals: wazero validates the rewritten
+// module, in which they exist, so the rewriter itself refuses a module
+// whose code, constant expressions or exports name a global (or function)
+// index beyond the module's own. To make sure it reads the same
+// instructions wazero compiles, it decodes every instruction of the
+// enabled WebAssembly 2.0 features exactly as wazero does and refuses any
+// other opcode or any encoding wazero might read differently.
 //
 // Custom sections (names, DWARF) are dropped: their code offsets would no
 // longer match.
@@ -57,7 +73,24 @@ const (
 	StackExport = "apconnect:stack_budget"
 	// StartExport is the module's start function, when it has one.
 	StartExport = "apconnect:start"
+	// StopExport is the stop flag (i32): once the host sets it to 1 the
+	// guest traps at a checkpoint within YieldEvery of them (at once when
+	// the host also empties FuelExport).
+	StopExport = "apconnect:stop"
+	// FuelExport is the checkpoints left before the guest returns to Go
+	// (i32).
+	FuelExport = "apconnect:fuel"
 )
+
+// YieldEvery is how many checkpoints (function entries and loop
+// iterations) a guest passes at most before it returns to Go once.
+const YieldEvery = 1000
+
+// Version names the rewrite: it changes whenever Instrument would write a
+// different module or refuse a different set of modules, so that a host
+// never runs a module rewritten by another version of the rules (the
+// plugin cache binds what it keeps to it).
+const Version = "guard3"
 
 // Bounds the rewriter enforces.
 const (
@@ -81,6 +114,11 @@ const (
 	frameBase      = 128
 	frameSlotBytes = 16
 )
+
+// checkpointInstrs is the length of the checkpoint guardBody inserts at a
+// function's entry and at each loop (appendCheckpoint); a frame is weighed
+// with them.
+const checkpointInstrs = 18
 
 // Result is an instrumented module.
 type Result struct {
@@ -240,9 +278,75 @@ func readLimits(r *reader) (min uint32, max uint32, hasMax bool, err error) {
 	return
 }
 
+// rewritten is what the rewrite replaces in the module's sections, for
+// write.
+type rewritten struct {
+	bodies        [][]byte // guarded function bodies
+	extraTypes    [][]byte // block types of multi-value functions
+	globalEntries []byte   // the module's own globals, as they are
+	tables        []byte   // the bounded tables
+	tableCount    uint32
+	exports       []byte // the module's exports, checked
+	exportCount   uint32
+	budget        uint32 // the stack budget's global index; the stop flag and the fuel follow
+	hasMemory     bool   // checkpoints may yield with memory.grow
+}
+
+// rewrite checks every section, in order, for what the host does not
+// enable or bound and for indices the module does not have, then guards
+// every function body and writes the module again.
 func (m *module) rewrite() (*Result, error) {
-	// Types.
-	if err := vec(secType, m.section(secType), func(r *reader, _ uint32) error {
+	var rw rewritten
+	if err := m.readTypes(); err != nil {
+		return nil, err
+	}
+	if err := m.readImports(); err != nil {
+		return nil, err
+	}
+	if err := m.readFunctions(); err != nil {
+		return nil, err
+	}
+	ic, err := m.readGlobals(&rw)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.boundTables(&rw); err != nil {
+		return nil, err
+	}
+	rw.budget = m.importGlobals + m.globals
+	rw.hasMemory = len(m.section(secMemory)) > 1 // a count and at least one memory
+	if err := m.readExports(ic, &rw); err != nil {
+		return nil, err
+	}
+	if err := m.readStart(ic); err != nil {
+		return nil, err
+	}
+	if err := vec(secElement, m.section(secElement), func(r *reader, _ uint32) error {
+		return scanElement(r, ic)
+	}); err != nil {
+		return nil, err
+	}
+	if err := vec(secData, m.section(secData), func(r *reader, _ uint32) error {
+		return scanData(r, ic)
+	}); err != nil {
+		return nil, err
+	}
+	maxFrame, err := m.guardCode(ic, &rw)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{
+		Module:    m.write(&rw),
+		Functions: len(m.funcTypes),
+		MaxFrame:  maxFrame,
+		HasStart:  m.hasStart,
+	}, nil
+}
+
+// readTypes reads the function types: parameters and results of the
+// enabled value types.
+func (m *module) readTypes() error {
+	return vec(secType, m.section(secType), func(r *reader, _ uint32) error {
 		form, err := r.byte()
 		if err != nil {
 			return err
@@ -273,12 +377,13 @@ func (m *module) rewrite() (*Result, error) {
 		}
 		m.types = append(m.types, ft)
 		return nil
-	}); err != nil {
-		return nil, err
-	}
+	})
+}
 
-	// Imports: only functions; the host provides nothing else.
-	if err := vec(secImport, m.section(secImport), func(r *reader, _ uint32) error {
+// readImports counts the imported functions: the host provides nothing
+// else to import.
+func (m *module) readImports() error {
+	return vec(secImport, m.section(secImport), func(r *reader, _ uint32) error {
 		if _, err := r.name(); err != nil {
 			return err
 		}
@@ -299,22 +404,21 @@ func (m *module) rewrite() (*Result, error) {
 				return fmt.Errorf("type index %d is out of range", t)
 			}
 			m.importFuncs++
+			return nil
 		case 1:
 			return fmt.Errorf("the module imports a table")
 		case 2:
 			return fmt.Errorf("the module imports a memory")
 		case 3:
 			return fmt.Errorf("the module imports a global")
-		default:
-			return fmt.Errorf("unsupported import kind %d", kind)
 		}
-		return nil
-	}); err != nil {
-		return nil, err
-	}
+		return fmt.Errorf("unsupported import kind %d", kind)
+	})
+}
 
-	// Functions.
-	if err := vec(secFunction, m.section(secFunction), func(r *reader, _ uint32) error {
+// readFunctions reads the type of every function the module defines.
+func (m *module) readFunctions() error {
+	return vec(secFunction, m.section(secFunction), func(r *reader, _ uint32) error {
 		t, err := r.u32()
 		if err != nil {
 			return err
@@ -324,56 +428,54 @@ func (m *module) rewrite() (*Result, error) {
 		}
 		m.funcTypes = append(m.funcTypes, t)
 		return nil
-	}); err != nil {
-		return nil, err
-	}
-	defined := uint32(len(m.funcTypes))
-	totalFuncs := m.importFuncs + defined
+	})
+}
 
-	// Globals: count them first; their initialisers may name only globals
-	// that exist in the original module.
-	if body := m.section(secGlobal); body != nil {
-		r := &reader{b: body}
-		n, err := r.u32()
+// readGlobals counts the globals (at most MaxGlobals) and checks their
+// initialisers, which may name only globals and functions the original
+// module has: it returns the checker of those indices for the later
+// sections.
+func (m *module) readGlobals(rw *rewritten) (indexChecker, error) {
+	ic := indexChecker{funcs: m.importFuncs + uint32(len(m.funcTypes))}
+	body := m.section(secGlobal)
+	if body == nil {
+		ic.globals = m.importGlobals
+		return ic, nil
+	}
+	r := &reader{b: body}
+	n, err := r.u32()
+	if err != nil {
+		return ic, invalid("global section: %v", err)
+	}
+	if n > MaxGlobals {
+		return ic, invalid("the module defines %d globals; the host allows at most %d", n, MaxGlobals)
+	}
+	m.globals = n
+	ic.globals = m.importGlobals + m.globals
+	rw.globalEntries = body[r.off:]
+	return ic, vec(secGlobal, body, func(r *reader, _ uint32) error {
+		t, err := r.byte()
 		if err != nil {
-			return nil, invalid("global section: %v", err)
+			return err
 		}
-		if n > MaxGlobals {
-			return nil, invalid("the module defines %d globals; the host allows at most %d", n, MaxGlobals)
+		if !isValType(t) {
+			return fmt.Errorf("unsupported global type %#x", t)
 		}
-		m.globals = n
-	}
-	ic := indexChecker{funcs: totalFuncs, globals: m.importGlobals + m.globals}
-	var globalEntries []byte
-	if body := m.section(secGlobal); body != nil {
-		r := &reader{b: body}
-		_, _ = r.u32() // read above
-		globalEntries = body[r.off:]
-		if err := vec(secGlobal, body, func(r *reader, _ uint32) error {
-			t, err := r.byte()
-			if err != nil {
-				return err
-			}
-			if !isValType(t) {
-				return fmt.Errorf("unsupported global type %#x", t)
-			}
-			mut, err := r.byte()
-			if err != nil {
-				return err
-			}
-			if mut > 1 {
-				return fmt.Errorf("unsupported mutability %#x", mut)
-			}
-			return scanConstExpr(r, ic)
-		}); err != nil {
-			return nil, err
+		mut, err := r.byte()
+		if err != nil {
+			return err
 		}
-	}
+		if mut > 1 {
+			return fmt.Errorf("unsupported mutability %#x", mut)
+		}
+		return scanConstExpr(r, ic)
+	})
+}
 
-	// Tables: bounded.
-	var tables []byte
-	var tableCount uint32
-	if err := vec(secTable, m.section(secTable), func(r *reader, i uint32) error {
+// boundTables gives every table a maximum of at most MaxTableElements and
+// refuses a larger minimum.
+func (m *module) boundTables(rw *rewritten) error {
+	return vec(secTable, m.section(secTable), func(r *reader, i uint32) error {
 		t, err := r.byte()
 		if err != nil {
 			return err
@@ -394,118 +496,112 @@ func (m *module) rewrite() (*Result, error) {
 		if max < min {
 			return fmt.Errorf("table %d: maximum %d below minimum %d", i, max, min)
 		}
-		tables = append(tables, t, 1)
-		tables = appendU32(tables, min)
-		tables = appendU32(tables, max)
-		tableCount++
+		rw.tables = append(rw.tables, t, 1)
+		rw.tables = appendU32(rw.tables, min)
+		rw.tables = appendU32(rw.tables, max)
+		rw.tableCount++
 		return nil
-	}); err != nil {
-		return nil, err
-	}
+	})
+}
 
-	// Exports: the reserved names are the host's; indices must exist.
-	budgetIdx := m.importGlobals + m.globals
-	var exports []byte
-	var exportCount uint32
-	if body := m.section(secExport); body != nil {
-		if err := vec(secExport, body, func(r *reader, _ uint32) error {
-			start := r.off
-			name, err := r.name()
-			if err != nil {
-				return err
-			}
-			if strings.HasPrefix(name, ReservedPrefix) {
-				return fmt.Errorf("the export name %q is reserved for the host", name)
-			}
-			kind, err := r.byte()
-			if err != nil {
-				return err
-			}
-			idx, err := r.u32()
-			if err != nil {
-				return err
-			}
-			switch kind {
-			case 0:
-				err = ic.fn(idx)
-			case 3:
-				err = ic.global(idx)
-			case 1, 2:
-			default:
-				err = fmt.Errorf("unsupported export kind %d", kind)
-			}
-			if err != nil {
-				return err
-			}
-			exports = append(exports, body[start:r.off]...)
-			exportCount++
-			return nil
-		}); err != nil {
-			return nil, err
+// readExports checks the exports: the reserved names are the host's, and
+// the indices must exist.
+func (m *module) readExports(ic indexChecker, rw *rewritten) error {
+	body := m.section(secExport)
+	return vec(secExport, body, func(r *reader, _ uint32) error {
+		start := r.off
+		name, err := r.name()
+		if err != nil {
+			return err
 		}
-	}
-
-	// Start.
-	if body := m.section(secStart); body != nil {
-		r := &reader{b: body}
+		if strings.HasPrefix(name, ReservedPrefix) {
+			return fmt.Errorf("the export name %q is reserved for the host", name)
+		}
+		kind, err := r.byte()
+		if err != nil {
+			return err
+		}
 		idx, err := r.u32()
-		if err == nil && !r.done() {
-			err = fmt.Errorf("trailing bytes")
-		}
-		if err == nil {
-			err = ic.fn(idx)
-		}
-		if err != nil {
-			return nil, invalid("start section: %v", err)
-		}
-		m.hasStart, m.start = true, idx
-	}
-
-	// Elements: scanned for the function and global indices they name.
-	if err := vec(secElement, m.section(secElement), func(r *reader, _ uint32) error {
-		return scanElement(r, ic)
-	}); err != nil {
-		return nil, err
-	}
-
-	// Data: offsets may name globals.
-	if err := vec(secData, m.section(secData), func(r *reader, _ uint32) error {
-		flag, err := r.u32()
 		if err != nil {
 			return err
 		}
-		switch flag {
+		switch kind {
 		case 0:
-			err = scanConstExpr(r, ic)
-		case 1:
-		case 2:
-			var mem uint32
-			if mem, err = r.u32(); err == nil && mem != 0 {
-				err = fmt.Errorf("memory index %d", mem)
-			}
-			if err == nil {
-				err = scanConstExpr(r, ic)
-			}
+			err = ic.fn(idx)
+		case 3:
+			err = ic.global(idx)
+		case 1, 2:
 		default:
-			err = fmt.Errorf("unsupported data segment flag %d", flag)
+			err = fmt.Errorf("unsupported export kind %d", kind)
 		}
 		if err != nil {
 			return err
 		}
-		n, err := r.u32()
-		if err == nil {
-			_, err = r.bytes(n)
-		}
-		return err
-	}); err != nil {
-		return nil, err
-	}
+		rw.exports = append(rw.exports, body[start:r.off]...)
+		rw.exportCount++
+		return nil
+	})
+}
 
-	// Code: check every body, weigh its frame, rewrite it.
-	var bodies [][]byte
+// readStart reads the start function, which write exports as StartExport
+// instead.
+func (m *module) readStart(ic indexChecker) error {
+	body := m.section(secStart)
+	if body == nil {
+		return nil
+	}
+	r := &reader{b: body}
+	idx, err := r.u32()
+	if err == nil && !r.done() {
+		err = fmt.Errorf("trailing bytes")
+	}
+	if err == nil {
+		err = ic.fn(idx)
+	}
+	if err != nil {
+		return invalid("start section: %v", err)
+	}
+	m.hasStart, m.start = true, idx
+	return nil
+}
+
+// scanData reads one data segment, whose offset may name globals.
+func scanData(r *reader, ic indexChecker) error {
+	flag, err := r.u32()
+	if err != nil {
+		return err
+	}
+	switch flag {
+	case 0:
+		err = scanConstExpr(r, ic)
+	case 1:
+	case 2:
+		var mem uint32
+		if mem, err = r.u32(); err == nil && mem != 0 {
+			err = fmt.Errorf("memory index %d", mem)
+		}
+		if err == nil {
+			err = scanConstExpr(r, ic)
+		}
+	default:
+		err = fmt.Errorf("unsupported data segment flag %d", flag)
+	}
+	if err != nil {
+		return err
+	}
+	n, err := r.u32()
+	if err == nil {
+		_, err = r.bytes(n)
+	}
+	return err
+}
+
+// guardCode checks every function body, weighs its frame and guards it
+// (guardBody). It returns the largest frame weight.
+func (m *module) guardCode(ic indexChecker, rw *rewritten) (uint64, error) {
+	defined := uint32(len(m.funcTypes))
 	var maxFrame uint64
 	wrapperTypes := map[string]uint32{} // result types of multi-value functions → type index
-	var extraTypes [][]byte
 	if err := vec(secCode, m.section(secCode), func(r *reader, i uint32) error {
 		if i >= defined {
 			return fmt.Errorf("more bodies than functions")
@@ -518,86 +614,115 @@ func (m *module) rewrite() (*Result, error) {
 		if err != nil {
 			return err
 		}
-		br := &reader{b: body}
-		groups, err := br.u32()
+		fn, err := m.readBody(body, m.importFuncs+i, ic)
 		if err != nil {
 			return err
 		}
-		groupsStart := br.off
-		var locals uint64
-		for range groups {
-			n, err := br.u32()
-			if err != nil {
-				return err
-			}
-			t, err := br.byte()
-			if err != nil {
-				return err
-			}
-			if !isValType(t) {
-				return fmt.Errorf("unsupported local type %#x", t)
-			}
-			locals += uint64(n)
-			if locals > MaxLocals {
-				return fmt.Errorf("function %d declares more than %d locals", m.importFuncs+i, MaxLocals)
-			}
-		}
-		groupBytes := body[groupsStart:br.off]
-		code := body[br.off:]
-		instrs, returns, err := scanBody(&reader{b: code}, ic)
-		if err != nil {
-			return fmt.Errorf("function %d: %v", m.importFuncs+i, err)
-		}
 		ft := m.types[m.funcTypes[i]]
-		w := frameBase + frameSlotBytes*(uint64(len(ft.params))+locals+1+uint64(instrs))
-		maxFrame = max(maxFrame, w)
-		var bt []byte
-		switch len(ft.results) {
-		case 0:
-			bt = []byte{0x40}
-		case 1:
-			bt = []byte{ft.results[0]}
-		default:
-			idx, ok := wrapperTypes[string(ft.results)]
-			if !ok {
-				idx = uint32(len(m.types) + len(extraTypes))
-				wrapperTypes[string(ft.results)] = idx
-				t := []byte{0x60, 0}
-				t = appendU32(t, uint32(len(ft.results)))
-				extraTypes = append(extraTypes, append(t, ft.results...))
+		checks := 1 // the entry's
+		for _, st := range fn.sites {
+			if st.loop {
+				checks++
 			}
-			bt = appendS64(nil, int64(idx))
 		}
-		saved := uint32(uint64(len(ft.params)) + locals) // the appended local
-		bodies = append(bodies, guardBody(groups, groupBytes, code, returns, bt, budgetIdx, saved, w))
+		instrs := uint64(fn.instrs) + uint64(checks*checkpointInstrs)
+		w := frameBase + frameSlotBytes*(uint64(len(ft.params))+fn.locals+1+instrs)
+		maxFrame = max(maxFrame, w)
+		bt := m.blockType(ft, wrapperTypes, rw)
+		saved := uint32(uint64(len(ft.params)) + fn.locals) // the appended local
+		rw.bodies = append(rw.bodies, guardBody(fn, bt, rw, saved, w))
 		return nil
 	}); err != nil {
+		return 0, err
+	}
+	if uint32(len(rw.bodies)) != defined {
+		return 0, invalid("%d functions but %d bodies", defined, len(rw.bodies))
+	}
+	return maxFrame, nil
+}
+
+// funcBody is one function body as read: its local declarations and its
+// code, scanned.
+type funcBody struct {
+	groups     uint32 // local declaration groups
+	groupBytes []byte // their encoding
+	locals     uint64 // locals declared
+	code       []byte // the instructions, to the final end
+	instrs     int
+	sites      []site // returns and loop starts, in order
+}
+
+// readBody reads the body of function index: its locals (of the enabled
+// types, at most MaxLocals) and its instructions (scanBody).
+func (m *module) readBody(body []byte, index uint32, ic indexChecker) (*funcBody, error) {
+	br := &reader{b: body}
+	groups, err := br.u32()
+	if err != nil {
 		return nil, err
 	}
-	if uint32(len(bodies)) != defined {
-		return nil, invalid("%d functions but %d bodies", defined, len(bodies))
+	fn := &funcBody{groups: groups}
+	groupsStart := br.off
+	for range groups {
+		n, err := br.u32()
+		if err != nil {
+			return nil, err
+		}
+		t, err := br.byte()
+		if err != nil {
+			return nil, err
+		}
+		if !isValType(t) {
+			return nil, fmt.Errorf("unsupported local type %#x", t)
+		}
+		fn.locals += uint64(n)
+		if fn.locals > MaxLocals {
+			return nil, fmt.Errorf("function %d declares more than %d locals", index, MaxLocals)
+		}
 	}
+	fn.groupBytes = body[groupsStart:br.off]
+	fn.code = body[br.off:]
+	if fn.instrs, fn.sites, err = scanBody(&reader{b: fn.code}, ic); err != nil {
+		return nil, fmt.Errorf("function %d: %v", index, err)
+	}
+	return fn, nil
+}
 
-	return &Result{
-		Module:    m.write(bodies, extraTypes, globalEntries, tables, tableCount, exports, exportCount, budgetIdx),
-		Functions: int(defined),
-		MaxFrame:  maxFrame,
-		HasStart:  m.hasStart,
-	}, nil
+// blockType is the type of the block that wraps a body of type ft: its
+// result, or for several results a function type appended to the type
+// section (one per distinct result list).
+func (m *module) blockType(ft funcType, wrapperTypes map[string]uint32, rw *rewritten) []byte {
+	switch len(ft.results) {
+	case 0:
+		return []byte{0x40}
+	case 1:
+		return []byte{ft.results[0]}
+	}
+	idx, ok := wrapperTypes[string(ft.results)]
+	if !ok {
+		idx = uint32(len(m.types) + len(rw.extraTypes))
+		wrapperTypes[string(ft.results)] = idx
+		t := []byte{0x60, 0}
+		t = appendU32(t, uint32(len(ft.results)))
+		rw.extraTypes = append(rw.extraTypes, append(t, ft.results...))
+	}
+	return appendS64(nil, int64(idx))
 }
 
 // guardBody rewrites one function body: an i64 local appended to hold the
-// budget on entry, a prologue that takes the frame's weight from the
-// budget (setting it to -1 and trapping when it does not suffice), the
-// original code in a block of the function's result type with each return
-// turned into a branch to that block's end, and an epilogue that puts the
+// budget on entry, a prologue with a checkpoint that takes the frame's
+// weight from the budget (setting it to -1 and trapping when it does not
+// suffice), the original code in a block of the function's result type
+// with each return turned into a branch to that block's end and a
+// checkpoint at the start of each loop body, and an epilogue that puts the
 // budget back.
-func guardBody(groups uint32, groupBytes, code []byte, returns []returnSite, bt []byte, budget, saved uint32, weight uint64) []byte {
-	b := make([]byte, 0, len(groupBytes)+len(code)+5*len(returns)+80)
-	b = appendU32(b, groups+1)
-	b = append(b, groupBytes...)
+func guardBody(fn *funcBody, bt []byte, rw *rewritten, saved uint32, weight uint64) []byte {
+	budget := rw.budget
+	b := make([]byte, 0, len(fn.groupBytes)+len(fn.code)+32*len(fn.sites)+128)
+	b = appendU32(b, fn.groups+1)
+	b = append(b, fn.groupBytes...)
 	b = append(b, 1, 0x7e) // the saved budget
 	// Prologue.
+	b = appendCheckpoint(b, rw)
 	b = append(b, opGlobalGet)
 	b = appendU32(b, budget)
 	b = append(b, opLocalTee)
@@ -617,18 +742,62 @@ func guardBody(groups uint32, groupBytes, code []byte, returns []returnSite, bt 
 	b = append(b, opBlock)
 	b = append(b, bt...)
 	last := 0
-	for _, r := range returns {
-		b = append(b, code[last:r.off]...)
+	for _, st := range fn.sites {
+		b = append(b, fn.code[last:st.off]...)
+		if st.loop {
+			b = appendCheckpoint(b, rw)
+			last = st.off
+			continue
+		}
 		b = append(b, opBr)
-		b = appendU32(b, uint32(r.depth))
-		last = r.off + 1
+		b = appendU32(b, uint32(st.depth))
+		last = st.off + 1
 	}
-	b = append(b, code[last:]...)
+	b = append(b, fn.code[last:]...)
 	// Epilogue.
 	b = append(b, opLocalGet)
 	b = appendU32(b, saved)
 	b = append(b, opGlobalSet)
 	b = appendU32(b, budget)
+	return append(b, opEnd)
+}
+
+// appendCheckpoint appends a checkpoint (checkpointInstrs instructions, in
+// blocks of their own, so the depths of branches around it do not
+// change):
+//
+//	fuel = fuel - 1
+//	if fuel <= 0 {
+//		if stop { unreachable }
+//		drop(memory.grow(0)) // back in Go once; only with a memory
+//		fuel = YieldEvery
+//	}
+//
+// "<= 0", not "== 0": the host empties the fuel from another goroutine,
+// and a guest that read it just before writes back one less than it read,
+// or a negative number when the host's 0 came between its read and its
+// write; either way the next slow path is at most YieldEvery checkpoints
+// away.
+func appendCheckpoint(b []byte, rw *rewritten) []byte {
+	stop, fuel := rw.budget+1, rw.budget+2
+	b = append(b, opGlobalGet)
+	b = appendU32(b, fuel)
+	b = append(b, opI32Const, 1, opI32Sub, opGlobalSet)
+	b = appendU32(b, fuel)
+	b = append(b, opGlobalGet)
+	b = appendU32(b, fuel)
+	b = append(b, opI32Const, 0, opI32LeS, opIf, 0x40, opGlobalGet)
+	b = appendU32(b, stop)
+	b = append(b, opIf, 0x40, opUnreachabl, opEnd)
+	if rw.hasMemory {
+		b = append(b, opI32Const, 0, opMemoryGrow, 0, opDrop)
+	} else {
+		b = append(b, opNop, opNop, opNop) // the same length of code to weigh
+	}
+	b = append(b, opI32Const)
+	b = appendS64(b, YieldEvery)
+	b = append(b, opGlobalSet)
+	b = appendU32(b, fuel)
 	return append(b, opEnd)
 }
 
@@ -728,11 +897,34 @@ func scanElement(r *reader, ic indexChecker) error {
 	return fmt.Errorf("unsupported element segment flag %d", flag)
 }
 
+// exportSection is the module's exports and the host's: the stack budget,
+// the stop flag, the fuel and the start function.
+func (m *module) exportSection(rw *rewritten) []byte {
+	type export struct {
+		name string
+		kind byte
+		idx  uint32
+	}
+	added := []export{{StackExport, 3, rw.budget}, {StopExport, 3, rw.budget + 1}, {FuelExport, 3, rw.budget + 2}}
+	if m.hasStart {
+		added = append(added, export{StartExport, 0, m.start})
+	}
+	sec := appendU32(nil, rw.exportCount+uint32(len(added)))
+	sec = append(sec, rw.exports...)
+	for _, e := range added {
+		sec = appendU32(sec, uint32(len(e.name)))
+		sec = append(sec, e.name...)
+		sec = append(sec, e.kind)
+		sec = appendU32(sec, e.idx)
+	}
+	return sec
+}
+
 // write assembles the rewritten module: the original sections in order,
 // with the type, table, global, export and code sections replaced and the
 // start section dropped.
-func (m *module) write(bodies [][]byte, extraTypes [][]byte, globalEntries, tables []byte, tableCount uint32,
-	exports []byte, exportCount uint32, budgetIdx uint32) []byte {
+func (m *module) write(rw *rewritten) []byte {
+	bodies, extraTypes := rw.bodies, rw.extraTypes
 	// The rewritten module is the original's sections plus, per function,
 	// a prologue, an epilogue and a local (well under 96 bytes).
 	total := 8 + 4096 + 96*len(bodies)
@@ -751,27 +943,13 @@ func (m *module) write(bodies [][]byte, extraTypes [][]byte, globalEntries, tabl
 		typeSec = append(typeSec, t...)
 	}
 
-	globalSec := appendU32(nil, m.globals+1)
-	globalSec = append(globalSec, globalEntries...)
+	globalSec := appendU32(nil, m.globals+3)
+	globalSec = append(globalSec, rw.globalEntries...)
 	globalSec = append(globalSec, 0x7e, 1, opI64Const, 0, opEnd) // the budget
+	globalSec = append(globalSec, 0x7f, 1, opI32Const, 0, opEnd) // the stop flag
+	globalSec = append(globalSec, 0x7f, 1, opI32Const, 0, opEnd) // the fuel
 
-	type export struct {
-		name string
-		kind byte
-		idx  uint32
-	}
-	added := []export{{StackExport, 3, budgetIdx}}
-	if m.hasStart {
-		added = append(added, export{StartExport, 0, m.start})
-	}
-	exportSec := appendU32(nil, exportCount+uint32(len(added)))
-	exportSec = append(exportSec, exports...)
-	for _, e := range added {
-		exportSec = appendU32(exportSec, uint32(len(e.name)))
-		exportSec = append(exportSec, e.name...)
-		exportSec = append(exportSec, e.kind)
-		exportSec = appendU32(exportSec, e.idx)
-	}
+	exportSec := m.exportSection(rw)
 
 	size := 0
 	for _, b := range bodies {
@@ -783,8 +961,8 @@ func (m *module) write(bodies [][]byte, extraTypes [][]byte, globalEntries, tabl
 		codeSec = append(codeSec, b...)
 	}
 
-	tableSec := appendU32(nil, tableCount)
-	tableSec = append(tableSec, tables...)
+	tableSec := appendU32(nil, rw.tableCount)
+	tableSec = append(tableSec, rw.tables...)
 
 	wrote := map[byte]bool{}
 	emit := func(id byte, body []byte) {

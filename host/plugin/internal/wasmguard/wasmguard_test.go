@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -310,5 +312,61 @@ func BenchmarkInstrumentGoPlugin(b *testing.B) {
 		if _, err := wasmguard.Instrument(wasm); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestStopFlag: setting the stop flag (and emptying the fuel) from another
+// goroutine ends a guest that spins in a loop and one that recurses without
+// a loop and without ever going deep (which no stack budget stops), and a
+// guest runs normally while the flag is clear. The runtime has no
+// WithCloseOnContextDone: the flag is the only way to stop them, and the
+// checkpoints' returns to Go are what lets the test's own goroutines (its
+// timers, the garbage collector's stop-the-world) run meanwhile.
+func TestStopFlag(t *testing.T) {
+	wasm, err := os.ReadFile(plugintest.BuildWat(t, "testdata/stop.wat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := wasmguard.Instrument(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, export := range []string{"spin", "fan"} {
+		t.Run(export, func(t *testing.T) {
+			mod := instantiate(t, res.Module, 1<<20)
+			stop := mod.ExportedGlobal(wasmguard.StopExport).(api.MutableGlobal)
+			fuel := mod.ExportedGlobal(wasmguard.FuelExport).(api.MutableGlobal)
+			if got, err := mod.ExportedFunction("quick").Call(ctx); err != nil || got[0] != 1000 {
+				t.Fatalf("quick: %v %v", got, err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := mod.ExportedFunction(export).Call(ctx)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				t.Fatalf("%s returned before the flag was set: %v", export, err)
+			case <-time.After(50 * time.Millisecond):
+			}
+			runtime.GC() // a stop-the-world while the guest runs
+			start := time.Now()
+			stop.Set(1)
+			fuel.Set(0)
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), "unreachable") {
+					t.Fatalf("%s after the flag: %v", export, err)
+				}
+				if d := time.Since(start); d > 2*time.Second {
+					t.Errorf("%s took %v to stop", export, d)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%s did not stop", export)
+			}
+			if b := int64(mod.ExportedGlobal(wasmguard.StackExport).Get()); b == -1 {
+				t.Error("a stopped call looks like an exhausted stack")
+			}
+		})
 	}
 }

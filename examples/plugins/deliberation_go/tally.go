@@ -145,6 +145,32 @@ func tally(req *plugin.ToolRequest) (*plugin.ToolResult, error) {
 
 	// The polls, then the votes in seq order: a later valid vote of an
 	// agent replaces its earlier one.
+	byEvent, polls := collectPolls(room, only, req.NowMS)
+	if only != "" && len(polls) == 0 {
+		return nil, errString("no poll " + only + " among the records of room " + room.RoomID + " that apconnect holds")
+	}
+	latest := latestBallots(room, byEvent)
+	for _, t := range polls {
+		t.count(latest[t], self, withVotes)
+	}
+
+	res := &tallyResult{RoomID: room.RoomID, Complete: !room.RecordsTruncated, Polls: []*pollTally{}}
+	for i := len(polls) - 1; i >= 0; i-- { // newest first
+		if openOnly && !polls[i].Open {
+			continue
+		}
+		if int64(len(res.Polls)) == limit {
+			res.MorePolls++
+			continue
+		}
+		res.Polls = append(res.Polls, polls[i])
+	}
+	return &plugin.ToolResult{Content: []plugin.Content{{Type: "text", Text: tallyText(res, room, req.NowMS)}}, Structured: res}, nil
+}
+
+// collectPolls returns the room's polls (only the one with event ID only,
+// when set), by event ID and in seq order, without their votes.
+func collectPolls(room *plugin.Room, only string, now int64) (map[string]*pollTally, []*pollTally) {
 	byEvent := map[string]*pollTally{}
 	var polls []*pollTally
 	for i := range room.Records {
@@ -155,7 +181,7 @@ func tally(req *plugin.ToolRequest) (*plugin.ToolResult, error) {
 		p := readPoll(rec)
 		t := &pollTally{
 			PollEventID: rec.EventID, PollID: text.Clean(p.pollID, 80), Question: text.Clean(p.question, 300), Seq: rec.Seq, Actor: rec.Actor,
-			Open: p.open(req.NowMS), MinChoices: p.min, MaxChoices: p.max, Invalid: []invalidVote{}, Leading: []string{}, poll: p,
+			Open: p.open(now), MinChoices: p.min, MaxChoices: p.max, Invalid: []invalidVote{}, Leading: []string{}, poll: p,
 		}
 		if p.closes {
 			c := p.closesAt
@@ -167,9 +193,13 @@ func tally(req *plugin.ToolRequest) (*plugin.ToolResult, error) {
 		byEvent[rec.EventID] = t
 		polls = append(polls, t)
 	}
-	if only != "" && len(polls) == 0 {
-		return nil, errString("no poll " + only + " among the records of room " + room.RoomID + " that apconnect holds")
-	}
+	return byEvent, polls
+}
+
+// latestBallots reads the votes for the polls of byEvent in seq order: it
+// notes the invalid ones in their poll and returns each agent's latest
+// valid ballot per poll (counting the replaced ones).
+func latestBallots(room *plugin.Room, byEvent map[string]*pollTally) map[*pollTally]map[string]*ballot {
 	latest := map[*pollTally]map[string]*ballot{}
 	for i := range room.Records {
 		rec := &room.Records[i]
@@ -194,55 +224,47 @@ func tally(req *plugin.ToolRequest) (*plugin.ToolResult, error) {
 		}
 		latest[t][rec.Actor] = &ballot{Actor: rec.Actor, OptionIDs: ids, EventID: rec.EventID, Seq: rec.Seq}
 	}
-	for _, t := range polls {
-		var ballots []*ballot
-		for _, b := range latest[t] {
-			ballots = append(ballots, b)
-		}
-		slices.SortFunc(ballots, func(a, b *ballot) int { return int(a.Seq - b.Seq) })
-		t.Voters = len(ballots)
-		for _, b := range ballots {
-			for _, id := range b.OptionIDs {
-				for k := range t.poll.options {
-					if t.poll.options[k].ID == id {
-						t.Options[k].Votes++
-					}
+	return latest
+}
+
+// count tallies the poll's latest ballots (by actor): votes per option,
+// voters, this agent's vote, the ballots when asked, and the leading
+// options.
+func (t *pollTally) count(latest map[string]*ballot, self string, withVotes bool) {
+	var ballots []*ballot
+	for _, b := range latest {
+		ballots = append(ballots, b)
+	}
+	slices.SortFunc(ballots, func(a, b *ballot) int { return int(a.Seq - b.Seq) })
+	t.Voters = len(ballots)
+	for _, b := range ballots {
+		for _, id := range b.OptionIDs {
+			for k := range t.poll.options {
+				if t.poll.options[k].ID == id {
+					t.Options[k].Votes++
 				}
 			}
-			cleaned := make([]string, len(b.OptionIDs))
-			for k, id := range b.OptionIDs {
-				cleaned[k] = text.Clean(id, 80)
-			}
-			if b.Actor == self {
-				t.MyVote = cleaned
-			}
-			if withVotes {
-				t.Votes = append(t.Votes, ballot{Actor: b.Actor, OptionIDs: cleaned, EventID: b.EventID, Seq: b.Seq})
-			}
 		}
-		best := 0
-		for _, o := range t.Options {
-			best = max(best, o.Votes)
+		cleaned := make([]string, len(b.OptionIDs))
+		for k, id := range b.OptionIDs {
+			cleaned[k] = text.Clean(id, 80)
 		}
-		for _, o := range t.Options {
-			if best > 0 && o.Votes == best {
-				t.Leading = append(t.Leading, o.ID)
-			}
+		if b.Actor == self {
+			t.MyVote = cleaned
+		}
+		if withVotes {
+			t.Votes = append(t.Votes, ballot{Actor: b.Actor, OptionIDs: cleaned, EventID: b.EventID, Seq: b.Seq})
 		}
 	}
-
-	res := &tallyResult{RoomID: room.RoomID, Complete: !room.RecordsTruncated, Polls: []*pollTally{}}
-	for i := len(polls) - 1; i >= 0; i-- { // newest first
-		if openOnly && !polls[i].Open {
-			continue
-		}
-		if int64(len(res.Polls)) == limit {
-			res.MorePolls++
-			continue
-		}
-		res.Polls = append(res.Polls, polls[i])
+	best := 0
+	for _, o := range t.Options {
+		best = max(best, o.Votes)
 	}
-	return &plugin.ToolResult{Content: []plugin.Content{{Type: "text", Text: tallyText(res, room, req.NowMS)}}, Structured: res}, nil
+	for _, o := range t.Options {
+		if best > 0 && o.Votes == best {
+			t.Leading = append(t.Leading, o.ID)
+		}
+	}
 }
 
 // invalidReason says why a vote counts for nothing, or "".

@@ -1,5 +1,9 @@
-// Command reactions is apconnect's first-party plugin for the registered
-// type pack adp:reactions/1.0 (Agent Discourse 1.0, Appendix A.1).
+// Command reactions_go is the Go version of apconnect's first-party plugin
+// reactions (plugins/reactions, written in Rust), kept as an example of a
+// plugin written with the Go guest SDK: the same description, rules, texts
+// and results, so that either file can be configured as "reactions" (the
+// tests of plugins/ run against both). It is for the registered type pack
+// adp:reactions/1.0 (Agent Discourse 1.0, Appendix A.1).
 //
 // Validator (reaction.create): the reacted event must be a record of the
 // room that apconnect holds. The room context carries every held record

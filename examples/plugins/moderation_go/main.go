@@ -1,5 +1,9 @@
-// Command moderation is apconnect's first-party plugin for the registered
-// type pack adp:moderation/1.0 (Agent Discourse 1.0, Appendix A.4).
+// Command moderation_go is the Go version of apconnect's first-party plugin
+// moderation (plugins/moderation, written in Rust), kept as an example of a
+// plugin written with the Go guest SDK: the same description, rules, texts
+// and results, so that either file can be configured as "moderation" (the
+// tests of plugins/ run against both). It is for the registered type pack
+// adp:moderation/1.0 (Agent Discourse 1.0, Appendix A.4).
 //
 // Validators, beyond what the pack's schemas say:
 //

@@ -1,6 +1,10 @@
-// Command realtime is apconnect's first-party plugin for the registered
-// type pack adp:realtime/1.0 (Agent Discourse 1.0, Appendix A.5): WebRTC
-// signaling over signed room events.
+// Command realtime_go is the Go version of apconnect's first-party plugin
+// realtime (plugins/realtime, written in Rust), kept as an example of a
+// plugin written with the Go guest SDK: the same description, rules, texts
+// and results, so that either file can be configured as "realtime" (the
+// tests of plugins/ run against both). It is for the registered type pack
+// adp:realtime/1.0 (Agent Discourse 1.0, Appendix A.5): WebRTC signaling
+// over signed room events.
 //
 // Validators, beyond what the pack's schemas say:
 //

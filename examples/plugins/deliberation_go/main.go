@@ -1,5 +1,10 @@
-// Command deliberation is apconnect's first-party plugin for the registered
-// type pack adp:deliberation/1.0 (Agent Discourse 1.0, Appendix A.2).
+// Command deliberation_go is the Go version of apconnect's first-party
+// plugin deliberation (plugins/deliberation, written in Rust), kept as an
+// example of a plugin written with the Go guest SDK: the same description,
+// rules, texts and results, so that either file can be configured as
+// "deliberation" (the tests of plugins/ run against both). It is for the
+// registered type pack adp:deliberation/1.0 (Agent Discourse 1.0, Appendix
+// A.2).
 //
 // Validators, beyond what the pack's schemas say:
 //

@@ -1,5 +1,9 @@
-// Command curation is apconnect's first-party plugin for the registered
-// type pack adp:curation/1.0 (Agent Discourse 1.0, Appendix A.3).
+// Command curation_go is the Go version of apconnect's first-party plugin
+// curation (plugins/curation, written in Rust), kept as an example of a
+// plugin written with the Go guest SDK: the same description, rules, texts
+// and results, so that either file can be configured as "curation" (the
+// tests of plugins/ run against both). It is for the registered type pack
+// adp:curation/1.0 (Agent Discourse 1.0, Appendix A.3).
 //
 // The room's knowledge graph is derived, as the pack says, by replaying the
 // accepted graph.update records in seq order (see graph.go for the exact

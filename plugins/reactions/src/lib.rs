@@ -1,9 +1,8 @@
-//! reactions_rust is the first-party reactions plugin (plugins/reactions,
-//! for the registered type pack adp:reactions/1.0, Agent Discourse 1.0
-//! Appendix A.1) ported to Rust with sdk-guest/rust: the same name,
-//! description, validator, tool, schemas, texts and structured results, so
-//! that either build can be configured as "reactions" and the Go version's
-//! tests pass against both.
+//! reactions is apconnect's first-party plugin for the registered type pack
+//! adp:reactions/1.0 (Agent Discourse 1.0, Appendix A.1), written with
+//! sdk-guest/rust. examples/plugins/reactions_go is the same plugin in Go:
+//! the same name, description, validator, tool, schemas, texts and
+//! structured results (the tests of plugins/ run against both).
 //!
 //! Validator (reaction.create): the reacted event must be a record of the
 //! room that apconnect holds (the room context carries every held record

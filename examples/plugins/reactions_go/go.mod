@@ -1,0 +1,7 @@
+module apconnect/examples/plugins/reactions_go
+
+go 1.26
+
+require apconnect/sdk-guest v0.0.0
+
+replace apconnect/sdk-guest => ../../../sdk-guest

@@ -1,7 +1,0 @@
-module apconnect/plugins/moderation
-
-go 1.26
-
-require apconnect/sdk-guest v0.0.0
-
-replace apconnect/sdk-guest => ../../sdk-guest
