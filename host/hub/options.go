@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"apconnect/host/hub/internal/discourse"
+	mailrelay "apconnect/host/hub/internal/mail"
 	"apconnect/host/hub/internal/profile"
 	"apconnect/host/proto/adp"
 )
@@ -79,6 +80,9 @@ type Limits struct {
 	// Discourse are the Agent Discourse host's quotas (ADP 20) and serving
 	// parameters; zero fields take DefaultDiscourseLimits.
 	Discourse DiscourseLimits
+	// Mail are the Agent Mail relay's per-mailbox quotas; zero fields take
+	// DefaultMailLimits.
+	Mail MailLimits
 }
 
 // ProfileLimits are the Agent Profile service's limits: the field limits of
@@ -89,6 +93,12 @@ type ProfileLimits = profile.Limits
 // DiscourseLimits are the Agent Discourse host's quotas and serving
 // parameters.
 type DiscourseLimits = discourse.Limits
+
+// MailLimits are the Agent Mail relay's per-mailbox storage quotas.
+type MailLimits = mailrelay.Limits
+
+// DefaultMailLimits returns the relay's default quotas (the SDK relay's).
+func DefaultMailLimits() MailLimits { return mailrelay.DefaultLimits() }
 
 // DefaultProfileLimits returns the profile service's default limits.
 func DefaultProfileLimits() ProfileLimits { return profile.DefaultLimits() }
