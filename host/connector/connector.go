@@ -14,6 +14,7 @@ import (
 	"apconnect/host/client"
 	"apconnect/host/config"
 	"apconnect/host/connector/discourse"
+	"apconnect/host/connector/mail"
 	"apconnect/host/connector/profile"
 	"apconnect/host/engine"
 	"apconnect/host/identity"
@@ -78,6 +79,7 @@ type Connector struct {
 	engine    *engine.Engine
 	discourse *discourse.Module
 	profile   *profile.Module
+	mail      *mail.Module
 	modules   []engine.Module
 }
 
@@ -99,7 +101,8 @@ func New(ctx context.Context, opts Options) (*Connector, error) {
 		e.Close()
 		return nil, err
 	}
-	return &Connector{engine: e, discourse: disc, profile: prof, modules: []engine.Module{disc, prof}}, nil
+	mailbox := mail.New(e, mail.Options{Profiles: profileLookup(prof)})
+	return &Connector{engine: e, discourse: disc, profile: prof, mail: mailbox, modules: []engine.Module{disc, prof, mailbox}}, nil
 }
 
 // Engine returns the protocol-neutral core.
@@ -110,6 +113,9 @@ func (c *Connector) Discourse() *discourse.Module { return c.discourse }
 
 // Profile returns the Agent Profile module.
 func (c *Connector) Profile() *profile.Module { return c.profile }
+
+// Mail returns the Agent Mail module.
+func (c *Connector) Mail() *mail.Module { return c.mail }
 
 // Modules lists the protocol modules.
 func (c *Connector) Modules() []engine.Module { return c.modules }

@@ -251,6 +251,13 @@ var chosenHints = map[string][4]bool{
 	"schema_get":      {true, false, true, false},
 	"room_archive":    {true, false, true, true},
 	"room_watch":      {false, false, true, true},
+	// Agent Mail, as 0.12.6 (issue 21).
+	"mail_mailboxes_list":  {false, false, true, true},
+	"mail_mailbox_publish": {false, false, false, true},
+	"mail_send":            {false, false, false, true},
+	"mail_sync":            {false, false, false, true},
+	"mail_list":            {false, false, true, false},
+	"mail_resolve":         {false, false, false, true},
 }
 
 // seedEnums are the value lists the seed gives for inputs ("a" | "b").
@@ -277,7 +284,7 @@ var seedResultEnums = map[string]map[string][]string{
 }
 
 // The catalog is the union: the seed's 27 tools and the 0.12.6 catalog's
-// Profile and Discourse tools, 33 in all (18 shared).
+// Profile, Discourse and Mail tools, 39 in all (18 shared).
 func TestCatalogIsTheUnion(t *testing.T) {
 	t.Parallel()
 	var want []string
@@ -296,14 +303,14 @@ func TestCatalogIsTheUnion(t *testing.T) {
 		want = append(want, st.Name)
 	}
 	sort.Strings(want)
-	if len(want) != 33 || shared != 18 {
-		t.Fatalf("union of %d tools (%d shared), want 33 (18 shared)", len(want), shared)
+	if len(want) != 39 || shared != 18 {
+		t.Fatalf("union of %d tools (%d shared), want 39 (18 shared)", len(want), shared)
 	}
 	if got := toolcatalog.Names(); !slices.Equal(got, want) {
 		t.Fatalf("catalog names\n got %v\nwant %v", got, want)
 	}
 	tools := Catalog()
-	if len(tools) != 33 {
+	if len(tools) != 39 {
 		t.Fatalf("Catalog() has %d tools", len(tools))
 	}
 	for i, tool := range tools {

@@ -21,6 +21,7 @@ func groups() []sqlitedb.Group {
 		{Name: "core", Migrations: coreMigrations},
 		{Name: "discourse", Migrations: discourseMigrations},
 		{Name: "profile", Migrations: profileMigrations},
+		{Name: "mail", Migrations: mailMigrations},
 	}
 }
 

@@ -31,14 +31,14 @@ func RunEveryTool(t *testing.T, env Env) {
 		t.Errorf("hosts_list: %v", hosts)
 	}
 	svc := r.empty(A, "services_list")
-	if n := len(list(svc, "services")); n != 2 {
-		t.Errorf("services_list {}: %d documents, want the hub's two: %v", n, svc)
+	if n := len(list(svc, "services")); n != 3 {
+		t.Errorf("services_list {}: %d documents, want the hub's three: %v", n, svc)
 	}
 	svc = r.call(A, "services_list", obj{"host": H, "protocol": "agent-discourse/1.0"})
 	if len(list(svc, "services")) != 1 || str(svc, "services", "0", "protocol") != "agent-discourse/1.0" || str(svc, "services", "0", "service") != H {
 		t.Errorf("services_list discourse: %v", svc)
 	}
-	r.fail(A, "services_list", obj{"protocol": "agent-mail/1.0"}, "unsupported_protocol")
+	r.fail(A, "services_list", obj{"protocol": "agent-delegation/1.0"}, "unsupported_protocol")
 	r.fail(A, "services_list", obj{"host": "https://not-configured.example"}, "host_not_allowed")
 
 	// Profiles: two updates of Alice's, one of Bob's; Dave has none.
@@ -371,6 +371,8 @@ func RunEveryTool(t *testing.T, env Env) {
 	if a := r.call(C, "room_archive", obj{"room_id": P, "host": H, "include_records": false}); len(list(a, "records")) != 0 || num(a, "archive", "records_count") < 10 {
 		t.Errorf("room_archive without records: %v", get(a, "archive"))
 	}
+
+	runMail(r, env)
 
 	// Leaving.
 	r.empty(B, "room_leave")

@@ -21,11 +21,11 @@ const day = 24 * time.Hour
 // relay is a hub on a test clock with its two agents: bob owns mailboxes,
 // alice writes to them.
 type relay struct {
-	t            *testing.T
-	h            *hubtest.Hub
-	alice, bob   *hubtest.Agent
-	carol        *hubtest.Agent
-	key          *rules.Key
+	t          *testing.T
+	h          *hubtest.Hub
+	alice, bob *hubtest.Agent
+	carol      *hubtest.Agent
+	key        *rules.Key
 }
 
 func newRelay(t *testing.T, opts ...hubtest.Option) *relay {
