@@ -344,7 +344,7 @@ func (m *Module) republish(ctx context.Context, only string, now int64) ([]Route
 		if err != nil || !proto.KeyRetained(card, now) {
 			continue
 		}
-		card, outbox, _, failed, err := m.publishCard(ctx, card, 0, p.Routes)
+		_, outbox, _, failed, err := m.publishCard(ctx, card, 0, p.Routes)
 		if err != nil {
 			return errs, err
 		}
@@ -377,7 +377,7 @@ func (r cardResubmitter) Resubmit(ctx context.Context, e *store.OutboxEntry, env
 	if p == nil || p.CardHash != card.Hash() {
 		return engine.Accepted, []byte(`{"published":[],"failed":[]}`), nil
 	}
-	card, outbox, published, failed, err := m.publishCard(ctx, card, e.ID, p.Routes)
+	_, outbox, published, failed, err := m.publishCard(ctx, card, e.ID, p.Routes)
 	if err != nil {
 		return engine.Unknown, nil, err
 	}

@@ -16,8 +16,6 @@ import (
 
 var t0 = time.UnixMilli(1790726400000)
 
-const day = 24 * time.Hour
-
 // relay is a hub on a test clock with its two agents: bob owns mailboxes,
 // alice writes to them.
 type relay struct {
