@@ -77,4 +77,3 @@ func (s *server) mailResource(ctx context.Context, uri string, kind resourceKind
 		Truncated bool              `json:"truncated,omitempty"`
 	}{letters, truncated}, nil
 }
-
