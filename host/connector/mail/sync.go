@@ -73,7 +73,7 @@ func (m *Module) SyncOnce(ctx context.Context, only string) (*SyncResult, error)
 		return nil, engine.Wrap(err)
 	}
 	out.Queued = len(queued)
-	if _, out.PendingInboxCount, err = m.PendingInbox(ctx, 0); err != nil {
+	if _, out.PendingInboxCount, err = m.PendingInbox(ctx, 1); err != nil {
 		return nil, err
 	}
 	out.SyncedAt = m.NowMS()
