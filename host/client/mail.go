@@ -30,8 +30,9 @@ const MaxMailResponseBytes = 128 * mail.MaxPacketBytes
 // is an *identity.Error (invalid_response, or the signed object's own code).
 // It is safe for concurrent use.
 type MailRelay struct {
-	svc    *service
-	signer identity.Signer
+	svc      *service
+	signer   identity.Signer
+	maxBytes int64 // bound of a response (MaxMailResponseBytes)
 }
 
 // NewMailRelay returns the client of the relay at origin (an https origin
@@ -43,7 +44,7 @@ func NewMailRelay(origin string, hc *http.Client, signer identity.Signer, opts O
 	if err != nil {
 		return nil, err
 	}
-	return &MailRelay{svc: svc, signer: signer}, nil
+	return &MailRelay{svc: svc, signer: signer, maxBytes: MaxMailResponseBytes}, nil
 }
 
 // Origin returns the relay's normalized origin.
@@ -57,7 +58,7 @@ func (m *MailRelay) mailboxes() string { return m.svc.origin + "/v1/mailboxes" }
 func (m *MailRelay) send(ctx context.Context, c call) (any, error) {
 	c.strict = true
 	if c.maxBytes == 0 {
-		c.maxBytes = MaxMailResponseBytes
+		c.maxBytes = m.maxBytes
 	}
 	resp, err := m.svc.do(ctx, c)
 	if err != nil {

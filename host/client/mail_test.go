@@ -107,6 +107,7 @@ func TestMailRelayResponseChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.maxBytes = 64 << 10 // MaxMailResponseBytes is 128 MiB
 	ctx := context.Background()
 	deliverPath := "/v1/mailboxes/" + card.MailboxID() + "/packets"
 	good := `{"packet_id":"` + p.ID() + `","accepted_at":` + itoa64(time.Now().UnixMilli()) + `}`
@@ -142,7 +143,7 @@ func TestMailRelayResponseChecks(t *testing.T) {
 		{"an oversized body", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusAccepted)
-			_, _ = w.Write([]byte(`{"x":"` + strings.Repeat("a", MaxMailResponseBytes) + `"}`))
+			_, _ = w.Write([]byte(`{"x":"` + strings.Repeat("a", 64<<10) + `"}`))
 		}, mail.CodePayloadTooLarge},
 	} {
 		answer = tc.answer
