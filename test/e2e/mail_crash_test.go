@@ -227,6 +227,7 @@ func newMailbox(list []any, known []string) any {
 }
 
 func TestMailSurvivesKill9(t *testing.T) {
+	t.Parallel()
 	relay := newCrashRelay(t)
 	home := filepath.Join(t.TempDir(), "home")
 	for _, n := range []string{"alice", "bob"} {

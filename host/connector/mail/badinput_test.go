@@ -136,7 +136,11 @@ func TestBadRelayAnswers(t *testing.T) {
 			}
 			i := bytes.Index(body, []byte(`"ciphertext":"`)) + len(`"ciphertext":"`) + 5
 			b := bytes.Clone(body)
-			b[i] ^= 1
+			if b[i] == 'A' {
+				b[i] = 'B'
+			} else {
+				b[i] = 'A'
+			}
 			return b
 		}},
 		{name: "truncated list", code: "invalid_response", rewrite: func(path string, body []byte) []byte {

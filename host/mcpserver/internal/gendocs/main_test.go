@@ -84,8 +84,8 @@ func TestRows(t *testing.T) {
 			t.Errorf("table lacks %q", want)
 		}
 	}
-	if n := strings.Count(tbl, "\n| `agent_protocols_"); n != 33 {
-		t.Errorf("%d tool rows, want 33", n)
+	if n := strings.Count(tbl, "\n| `agent_protocols_"); n != 39 {
+		t.Errorf("%d tool rows, want 39", n)
 	}
 }
 
