@@ -19,6 +19,7 @@ import (
 
 	"apconnect/host/hub"
 	"apconnect/host/hub/hubtest"
+	"apconnect/host/toolcatalog"
 )
 
 // twoAgentHome starts a hub and makes one home with two identities, alice
@@ -146,12 +147,12 @@ func TestCallCommand(t *testing.T) {
 	t.Parallel()
 	h, home := twoAgentHome(t)
 	code, out, errOut := runCLI(t, "call", "--home", home, "--list")
-	if code != 0 || strings.Count(out, "\nagent_protocols_") != 39 || !strings.Contains(out, "signed write") {
+	if code != 0 || strings.Count(out, "\nagent_protocols_") != len(toolcatalog.Names()) || !strings.Contains(out, "signed write") {
 		t.Fatalf("--list: %d %s %s", code, out, errOut)
 	}
 	code, out, _ = runCLI(t, "call", "--home", home, "--list", "--json")
 	var tools []map[string]any
-	if code != 0 || json.Unmarshal([]byte(out), &tools) != nil || len(tools) != 39 {
+	if code != 0 || json.Unmarshal([]byte(out), &tools) != nil || len(tools) != len(toolcatalog.Names()) {
 		t.Fatalf("--list --json: %d %.200s", code, out)
 	}
 	code, out, _ = runCLI(t, "call", "--home", home, "--agent", "bob", "identity_current")

@@ -1,5 +1,5 @@
-// Package client talks to Agent Protocols services — ADP hosts and Agent
-// Profile services — over HTTPS: only configured origins, only https, the
+// Package client talks to Agent Protocols services — ADP hosts, Agent
+// Profile services and Agent Mail relays — over HTTPS: only configured origins, only https, the
 // host's own CA file when one is configured, no redirects, a timeout on every
 // request and bounded response sizes.
 //
@@ -55,4 +55,11 @@
 //
 // ProfileService is the Agent Profile 1.0 client (section 7): profile reads,
 // batch reads, signed updates and the signed event history.
+//
+// # Mail relays
+//
+// MailRelay is the Agent Mail client of one relay origin, as the reference
+// SDK 0.12.6's MailClient: fixed paths, no redirects, every success from the
+// relay's origin with its exact status and an application/json body, owner
+// JWTs for the owner calls, and every answer checked with host/proto/mail.
 package client

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -63,6 +64,13 @@ type call struct {
 	discovery bool
 	maxBytes  int64 // bound of a success body
 	accept    string
+	// status, when set, is the one success status the call takes (Agent
+	// Mail: 200, 202 or 204); another 2xx is a *ResponseError.
+	status int
+	// strict checks a success response as Agent Mail's clients do: from
+	// the request's origin, with a body (other than a 204's, which must be
+	// empty) of type application/json.
+	strict bool
 	// sink, when set, reads a 2xx body as it arrives (at most maxBytes)
 	// instead of buffering it; it runs anew on every attempt, so it must
 	// start from scratch each time.
@@ -213,6 +221,11 @@ func (s *service) attempt(ctx context.Context, c *call, attempt int) (*response,
 		return nil, &ResponseError{Method: c.method, Path: path, Status: resp.StatusCode, Err: ErrRedirect}
 	}
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	if ok {
+		if err := c.checkSuccess(resp, s.origin); err != nil {
+			return nil, &ResponseError{Method: c.method, Path: path, Status: resp.StatusCode, Err: err}
+		}
+	}
 	if ok && c.sink != nil {
 		br := &boundedReader{r: resp.Body, left: c.maxBytes}
 		err := c.sink(br)
@@ -247,6 +260,26 @@ func (s *service) attempt(ctx context.Context, c *call, attempt int) (*response,
 		return nil, &ResponseError{Method: c.method, Path: path, Status: resp.StatusCode, Err: err}
 	}
 	return &response{status: resp.StatusCode, header: resp.Header, body: data}, nil
+}
+
+// checkSuccess checks a 2xx response against what the call takes: its
+// origin (the request's: no redirect was followed), its status and its
+// content type.
+func (c *call) checkSuccess(resp *http.Response, origin string) error {
+	if c.strict && resp.Request != nil && resp.Request.URL != nil {
+		if o, err := identity.NormalizeOrigin(resp.Request.URL.Scheme + "://" + resp.Request.URL.Host); err != nil || o != origin {
+			return fmt.Errorf("%w: the response came from another origin", ErrOtherOrigin)
+		}
+	}
+	if c.status != 0 && resp.StatusCode != c.status {
+		return fmt.Errorf("HTTP %d where %d was expected", resp.StatusCode, c.status)
+	}
+	if c.strict && resp.StatusCode != http.StatusNoContent {
+		if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+			return fmt.Errorf("content type %q is not application/json", resp.Header.Get("Content-Type"))
+		}
+	}
+	return nil
 }
 
 // boundedReader passes at most left bytes through and remembers why a read

@@ -15,6 +15,7 @@ import (
 	"apconnect/host/config"
 	"apconnect/host/connector/delegation"
 	"apconnect/host/connector/discourse"
+	"apconnect/host/connector/mail"
 	"apconnect/host/connector/profile"
 	"apconnect/host/engine"
 	"apconnect/host/identity"
@@ -76,11 +77,11 @@ type Options struct {
 // hosts_list, services_list, schema_get, the inbox tools), which iterate
 // over the modules. Every method is safe for concurrent use.
 type Connector struct {
-	engine    *engine.Engine
-	discourse *discourse.Module
-	profile   *profile.Module
-	// delegation is the Agent Delegation module.
+	engine     *engine.Engine
+	discourse  *discourse.Module
+	profile    *profile.Module
 	delegation *delegation.Module
+	mail       *mail.Module
 	modules    []engine.Module
 }
 
@@ -102,10 +103,10 @@ func New(ctx context.Context, opts Options) (*Connector, error) {
 		e.Close()
 		return nil, err
 	}
-	c := &Connector{engine: e, discourse: disc, profile: prof, modules: []engine.Module{disc, prof}}
-	c.delegation = delegation.New(e)
-	c.modules = append(c.modules, c.delegation)
-	return c, nil
+	mailbox := mail.New(e, mail.Options{Profiles: profileLookup(prof)})
+	deleg := delegation.New(e)
+	return &Connector{engine: e, discourse: disc, profile: prof, mail: mailbox, delegation: deleg,
+		modules: []engine.Module{disc, prof, mailbox, deleg}}, nil
 }
 
 // Engine returns the protocol-neutral core.
@@ -119,6 +120,9 @@ func (c *Connector) Profile() *profile.Module { return c.profile }
 
 // Delegation returns the Agent Delegation module.
 func (c *Connector) Delegation() *delegation.Module { return c.delegation }
+
+// Mail returns the Agent Mail module.
+func (c *Connector) Mail() *mail.Module { return c.mail }
 
 // Modules lists the protocol modules.
 func (c *Connector) Modules() []engine.Module { return c.modules }

@@ -51,6 +51,14 @@ var args = map[string]string{
 	"delegation_grant":    `{"id":"d","principal_id":"{origin}/principals/acme","subject":"{agent}","scopes":["review"],"audiences":["{origin}"]}`,
 	"delegation_revoke":   `{"id":"d","principal_id":"{origin}/principals/acme"}`,
 	"delegation_history":  `{"principal_id":"{origin}/principals/acme","id":"d"}`,
+	// Agent Mail: the origin is a route, an address's relay, or (for local
+	// reads) the only configured origin.
+	"mail_mailboxes_list":  `{"host":"{origin}"}`,
+	"mail_mailbox_publish": `{"routes":["{origin}"]}`,
+	"mail_send":            `{"to":"{agent}/mail/AAECAwQFBgcICQoLDA0ODw?route={origin}","text":"hi"}`,
+	"mail_sync":            `{}`,
+	"mail_list":            `{}`,
+	"mail_resolve":         `{"agent_id":"{agent}","card_url":"{origin}/v1/mailboxes/AAECAwQFBgcICQoLDA0ODw/card"}`,
 }
 
 // Every tool that needs a grant is refused, with the grant withdrawn,

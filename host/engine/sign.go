@@ -65,6 +65,15 @@ type Write struct {
 	Ref string
 	// BaseSeq is stored with the entry for the module (a room write's base).
 	BaseSeq int64
+	// Fill, when set, completes the event once its nonce (and created_at)
+	// are fixed, inside the signing transaction, before it is signed: Agent
+	// Mail seals a letter to an AAD that names the nonce.
+	Fill func(ev *identity.Event) error
+	// Also, when set, runs in the signing transaction once the outbox entry
+	// is stored: the module's rows that must commit with the signature or
+	// not at all (a mailbox key with its card, a sealed letter). An error
+	// rolls everything back, the nonce included.
+	Also func(tx *store.Tx, env *identity.Envelope, outbox int64) error
 }
 
 // Sign checks the gate, then allocates the nonce, signs w.Event and stores
@@ -84,6 +93,11 @@ func (e *Engine) Sign(ctx context.Context, w *Write) (*identity.Envelope, int64,
 			return err
 		}
 		ev.Nonce = nonce
+		if w.Fill != nil {
+			if err := w.Fill(&ev); err != nil {
+				return err
+			}
+		}
 		env, err = identity.SignEvent(e.signer, ev)
 		if err != nil {
 			return err
@@ -95,6 +109,9 @@ func (e *Engine) Sign(ctx context.Context, w *Write) (*identity.Envelope, int64,
 		now := e.NowMS()
 		id, err = tx.AddOutbox(ctx, &store.OutboxEntry{Kind: w.Kind, Service: w.Origin, Ref: w.Ref, EventID: env.Hash, Nonce: nonce,
 			BaseSeq: w.BaseSeq, Envelope: raw, LeaseUntil: now + OutboxLease.Milliseconds(), CreatedAt: now})
+		if err == nil && w.Also != nil {
+			err = w.Also(tx, env, id)
+		}
 		return err
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 // Package hub is `apconnect hub`: a strict local host for Agent Protocols —
 // the Agent Discourse 1.0 host, the Agent Profile 1.0 service and the Agent
-// Delegation 1.0 service with the principals it hosts — served
+// Delegation 1.0 service with the principals it hosts, and the Agent Mail
+// relay — served
 // over HTTPS on loopback with its own CA, keeping its state in SQLite under
 // a data directory.
 //
@@ -28,9 +29,9 @@
 //     nonce cache for every protocol);
 //   - internal/hubsvc: how a service is wired (Spec, Env, Service);
 //   - one package per service (internal/profile, internal/discourse,
-//     internal/delegation), each with its routes, its own migration group
-//     and its error statuses, its protocol rules from a rules package
-//     under host/proto. A service
+//     internal/delegation, internal/mail), each with its routes, its own
+//     migration group and its error statuses, its protocol rules from a rules
+//     package under host/proto. A service
 //     imports the plumbing, never another service (test/layering).
 //
 // services.go lists the services, one line each.

@@ -6,6 +6,7 @@ import (
 
 	"apconnect/host/hub/internal/delegation"
 	"apconnect/host/hub/internal/discourse"
+	mailrelay "apconnect/host/hub/internal/mail"
 	"apconnect/host/hub/internal/profile"
 	"apconnect/host/proto/adp"
 )
@@ -83,6 +84,9 @@ type Limits struct {
 	// Delegation are the Agent Delegation service's body, page and quota
 	// limits; zero fields take DefaultDelegationLimits.
 	Delegation DelegationLimits
+	// Mail are the Agent Mail relay's per-mailbox quotas; zero fields take
+	// DefaultMailLimits.
+	Mail MailLimits
 }
 
 // ProfileLimits are the Agent Profile service's limits: the field limits of
@@ -99,6 +103,12 @@ type DelegationLimits = delegation.Limits
 
 // DefaultDelegationLimits returns the delegation service's default limits.
 func DefaultDelegationLimits() DelegationLimits { return delegation.DefaultLimits() }
+
+// MailLimits are the Agent Mail relay's per-mailbox storage quotas.
+type MailLimits = mailrelay.Limits
+
+// DefaultMailLimits returns the relay's default quotas (the SDK relay's).
+func DefaultMailLimits() MailLimits { return mailrelay.DefaultLimits() }
 
 // DefaultProfileLimits returns the profile service's default limits.
 func DefaultProfileLimits() ProfileLimits { return profile.DefaultLimits() }

@@ -4,6 +4,7 @@ import (
 	"apconnect/host/hub/internal/delegation"
 	"apconnect/host/hub/internal/discourse"
 	"apconnect/host/hub/internal/hubsvc"
+	mailrelay "apconnect/host/hub/internal/mail"
 	"apconnect/host/hub/internal/profile"
 	"apconnect/host/proto/adp"
 )
@@ -17,6 +18,7 @@ func services(o Options) []hubsvc.Spec {
 		profile.Spec(o.Limits.Profile),
 		discourse.Spec(o.Limits.Discourse, packResolver(o)),
 		delegation.Spec(o.Limits.Delegation),
+		mailrelay.Spec(o.Limits.Mail),
 	}
 }
 

@@ -120,7 +120,10 @@ func TestReferencedToolsExist(t *testing.T) {
 func TestInstructionsTeachTheLoop(t *testing.T) {
 	t.Parallel()
 	ins := offlineConnector(t).Instructions()
-	if len(ins) > 4000 {
+	// About 1,500 tokens: the core loop, the trust rules and a short
+	// paragraph per protocol module. A client pays for them in every
+	// session, so a module teaches its tools' order, not their inputs.
+	if len(ins) > 6000 {
 		t.Errorf("instructions are %d bytes; keep them short", len(ins))
 	}
 	for _, want := range []string{

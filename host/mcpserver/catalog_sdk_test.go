@@ -262,6 +262,9 @@ func sampleFor(name string, p map[string]any) []any {
 		if name == "before_seq" || name == "base_seq" || name == "seen_seq" {
 			return []any{3}
 		}
+		if lo, ok := p["minimum"].(float64); ok && lo > 5 {
+			return []any{lo}
+		}
 		return []any{5}
 	case "array":
 		items, _ := p["items"].(map[string]any)
@@ -280,6 +283,8 @@ func sampleFor(name string, p map[string]any) []any {
 			return []any{map[string]any{"name": "Reviewer"}}
 		case "payload":
 			return []any{map[string]any{"reason": "done"}}
+		case "parts":
+			return []any{map[string]any{"media_type": "text/plain", "data": "aGk"}}
 		}
 		return []any{map[string]any{}}
 	}

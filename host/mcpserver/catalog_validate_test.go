@@ -59,6 +59,13 @@ var minimalArgs = map[string]string{
 	"delegation_grant":    `{"id":"del-1","principal_id":"https://example.com/p","subject":"` + testAgent + `","scopes":["review"],"audiences":["https://app.example"]}`,
 	"delegation_revoke":   `{"id":"del-1","principal_id":"https://example.com/p"}`,
 	"delegation_history":  `{"principal_id":"https://example.com/p","id":"del-1"}`,
+	// Agent Mail (issue 21).
+	"mail_mailboxes_list":  `{}`,
+	"mail_mailbox_publish": `{"routes":["` + testHost + `"]}`,
+	"mail_send":            `{"to":"` + testAgent + `/mail/AAECAwQFBgcICQoLDA0ODw?route=` + testHost + `","text":"hi"}`,
+	"mail_sync":            `{}`,
+	"mail_list":            `{}`,
+	"mail_resolve":         `{"agent_id":"` + testAgent + `"}`,
 }
 
 // fullArgs exercise every optional field of the richer tools, with values
@@ -308,6 +315,11 @@ var delegationResults = map[string]string{
 	"delegation_history": `{"credential":` + testCredential + `,"records":[{"envelope":{"hash":"h","event":{},"signature":"s"},"accepted_at":1}],"signatures_verified":true}`,
 }
 
+const (
+	testMailbox = `{"mailbox_id":"AAECAwQFBgcICQoLDA0ODw","address":"a","routes":["https://api.al.ink"],"card_hash":"` + testHash + `","created_at":1,"expires_at":2,"receive_until":3,"max_packet_bytes":262144,"status":"open","unread_count":0,"key_available":true,"pending_routes":[]}`
+	testLetter  = `{"direction":"sent","message_id":"m","thread_id":"t","from":"` + testAgent + `","to":"` + testAgent + `","mailbox_id":"AAECAwQFBgcICQoLDA0ODw","created_at":1,"expires_at":2,"parts":[{"media_type":"text/plain","size":2,"text":"hi"}],"delivery":{"status":"queued","last_error":{"route":"https://api.al.ink","code":"unavailable","message":"m"}}}`
+)
+
 func TestResultExamplesValidate(t *testing.T) {
 	t.Parallel()
 	tests := map[string]string{
@@ -344,12 +356,19 @@ func TestResultExamplesValidate(t *testing.T) {
 		"schema_get":          `{"protocol":"agent-profile/1.0","schemas":[{"type":"profile.update","schema":{"$ref":"#/$defs/p","$defs":{"p":{}}}}]}`,
 		"room_archive":        `{"manifest":{},"records":[` + testRecord + `],"verified":true,"redacted":[],"state_verified":true,"packs":[],"archive":{"uri":"agent-protocols://rooms/r/archive","records_count":1}}`,
 		"room_watch":          `{"types":["poll.vote"],"sync":` + seedSync + `}`,
+		// Agent Mail (issue 21).
+		"mail_mailboxes_list":  `{"mailboxes":[` + testMailbox + `]}`,
+		"mail_mailbox_publish": `{"mailbox":` + testMailbox + `,"published":["https://api.al.ink"],"failed":[{"route":"https://b.example","code":"unavailable","message":"m"}]}`,
+		"mail_send":            `{"status":"queued","message":` + testLetter + `}`,
+		"mail_sync":            `{"received":[` + testLetter + `],"delivered":[],"expired":[],"queued":1,"errors":[],"pending_inbox_count":1,"synced_at":1}`,
+		"mail_list":            `{"messages":[` + testLetter + `],"unread_count":0,"next_cursor":"20"}`,
+		"mail_resolve":         `{"agent_id":"` + testAgent + `","mailboxes":[{"address":"a","card":{},"usable":true}],"errors":[]}`,
 	}
 	for k, v := range delegationResults {
 		tests[k] = v
 	}
-	if len(tests) != 39 {
-		t.Fatalf("%d result examples, want 39", len(tests))
+	if len(tests) != len(toolcatalog.Names()) {
+		t.Fatalf("%d result examples for %d tools", len(tests), len(toolcatalog.Names()))
 	}
 	for short, doc := range tests {
 		s, ok := toolcatalog.OutputSchema(pfx + short)

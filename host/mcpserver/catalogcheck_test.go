@@ -13,7 +13,7 @@ func catalogEnv(t *testing.T) catalogcheck.Env {
 		return &catalogcheck.Agent{Name: name, Session: a.cs}
 	}
 	return catalogcheck.Env{Host: h.Origin(), Alice: agent("alice", 0xA1), Bob: agent("bob", 0xB2), Carol: agent("carol", 0xC3),
-		Dave: agent("dave", 0xD4), Catalog: catalogcheck.Served(), HubDir: h.DataDir()}
+		Dave: agent("dave", 0xD4), Catalog: catalogcheck.Served(), HubDir: h.DataDir(), Protocols: h.Protocols()}
 }
 
 // Every tool, in process against the local hub, with {}, with only its

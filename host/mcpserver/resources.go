@@ -131,6 +131,9 @@ func parseURI(uri string) (resourceKind, string, bool) {
 	case uriDrafts:
 		return resDrafts, "", true
 	}
+	if kind, ok := mailURI(uri); ok {
+		return kind, "", true
+	}
 	if id, ok := strings.CutPrefix(uri, uriPrefix+"profiles/"); ok {
 		if dec, err := url.PathUnescape(id); err == nil {
 			id = dec // did%3Aagent%3A… as a simple expansion writes it
@@ -202,6 +205,8 @@ func (s *server) resourceJSON(ctx context.Context, uri string) ([]byte, error) {
 		v, err = s.profileResource(ctx, uri, roomID)
 	case resArchive:
 		v, err = s.archiveResource(uri, roomID, true)
+	case resMailboxes, resLetters:
+		v, err = s.mailResource(ctx, uri, kind)
 	default:
 		v, err = s.roomResource(ctx, uri, kind, roomID)
 	}

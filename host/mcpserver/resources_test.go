@@ -104,7 +104,7 @@ func TestResourcesListed(t *testing.T) {
 		}
 	}
 	slices.Sort(uris)
-	if want := []string{uriDrafts, uriHosts, uriIdentity, uriInbox, uriRooms}; !slices.Equal(uris, want) {
+	if want := []string{uriDrafts, uriHosts, uriIdentity, uriInbox, uriLetters, uriMailboxes, uriRooms}; !slices.Equal(uris, want) {
 		t.Errorf("resources %v, want %v", uris, want)
 	}
 	tl, err := alice.cs.ListResourceTemplates(bg, nil)

@@ -56,7 +56,9 @@ func TestEveryToolWithRequiredInputsAndWithNone(t *testing.T) {
 	for _, info := range toolcatalog.Infos() {
 		got := outcomes[info.Name]
 		wantNone := "none:ok"
-		if len(info.Required) > 0 {
+		// mail_send requires nothing in its schema (as 0.12.6) but needs
+		// to or in_reply_to.
+		if len(info.Required) > 0 || info.Name == "agent_protocols_mail_send" {
 			wantNone = "none:" + toolcatalog.ErrCodeInvalidInput
 		}
 		if got[1] != wantNone {

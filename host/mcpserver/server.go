@@ -90,9 +90,9 @@ type sessionState struct {
 	mu sync.Mutex
 }
 
-// New builds the MCP server of a connector: the instructions, the 33
+// New builds the MCP server of a connector: the instructions, the
 // catalog tools (plus the connector's plugin tools, named <plugin>_<tool>),
-// the twelve agent-protocols:// resources with subscriptions, and progress
+// fourteen agent-protocols:// resources with subscriptions, and progress
 // notifications for long syncs. Capabilities are explicit: tools and
 // resources (with subscribe) only — no logging, sampling, roots or prompts.
 //

@@ -23,6 +23,7 @@ func groups() []sqlitedb.Group {
 		{Name: "profile", Migrations: profileMigrations},
 		{Name: "ops", Migrations: opsMigrations},
 		{Name: "wake", Migrations: wakeMigrations},
+		{Name: "mail", Migrations: mailMigrations},
 	}
 }
 

@@ -47,6 +47,9 @@ type Env struct {
 	// hosts its principal (as apconnect hub principal put does). The hub
 	// serves delegation history in pages of 2 (Limits.Delegation).
 	HubDir string
+	// Protocols are the protocols the hub hosts (hub.Hub.Protocols):
+	// services_list {} reads one document for each.
+	Protocols []string
 }
 
 // ToolError is a failed call's error.

@@ -45,9 +45,9 @@ var sdkTools = sync.OnceValue(func() []SDKTool {
 func SDKTools() []SDKTool { return slices.Clone(sdkTools()) }
 
 // OutOfScope reports the 0.12.6 tools of the protocols apconnect does not
-// speak yet (Mail, Knowledge).
+// speak yet (Knowledge).
 func OutOfScope(name string) bool {
-	for _, w := range []string{"mail", "knowledge"} {
+	for _, w := range []string{"knowledge"} {
 		if strings.Contains(name, w) {
 			return true
 		}

@@ -87,8 +87,13 @@ func TestCheckPublicKeyProbe(t *testing.T) {
 		"p-1": new(big.Int).Sub(p, one), "p": p, "p+1": add(p, one),
 	}
 	for name, n := range low {
-		if err := CheckPublicKey(identity.EncodeBase64URL(littleEndian(n))); ErrorCode(err) != CodeInvalidEvent {
+		key := identity.EncodeBase64URL(littleEndian(n))
+		if err := CheckPublicKey(key); ErrorCode(err) != CodeInvalidEvent {
 			t.Errorf("low-order %s: %v", name, err)
+		}
+		// Sealing relies on the card's check, and NewSender refuses one too.
+		if _, _, err := hpkeSeal(key, nil, []byte("x")); ErrorCode(err) != CodeInvalidEvent {
+			t.Errorf("sealing to low-order %s: %v", name, err)
 		}
 	}
 	// At or above 2^255, X25519 drops bit 255 (RFC 7748): these are ordinary

@@ -35,7 +35,9 @@
 //   - packet.go: packets (mail.submit): Packet, Header,
 //     ParsePacket/PacketFromValue, PacketAAD, CheckPacketID.
 //   - seal.go: Seal (encrypt and sign a letter) and Open (verify and
-//     decrypt it), with the SDK's checks in its order.
+//     decrypt it), with the SDK's checks in its order; SealEvent and
+//     SignedPacket, Seal in two halves for a signer that allocates the nonce
+//     itself.
 //   - address.go: mailbox addresses on Agent URLs
 //     (identity.ParseAgentURL): ParseAddress, Address.Format, CardAddress.
 //   - pin.go: a sender's card pins: DecidePin, PinExpired, and CardCache, an
@@ -65,8 +67,9 @@
 // Publishing: GenerateKey (keep Key.Secret sealed, committed before the
 // card leaves), DefaultCardPayload, SignCard. Sending: ParseAddress, read
 // the card (CardFromValue or CardRecordFromValue), DecidePin against the
-// stored pin and persist a PinStore, CheckCardUsable, NewMessage, Seal;
-// keep the packet to resend it byte for byte. Receiving:
+// stored pin and persist a PinStore, CheckCardUsable, NewMessage, Seal (or
+// SealEvent inside the transaction that allocates the nonce, then
+// SignedPacket); keep the packet to resend it byte for byte. Receiving:
 // PacketListFromValue, CheckSender before decrypting, Open with the card
 // and key the header's card hash names, CheckReceived against the digest
 // held for (from, message_id), then InboxItemID and Summary. A letter is

@@ -3,6 +3,8 @@ package mail
 import (
 	"bytes"
 	"encoding/binary"
+	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -106,5 +108,48 @@ func TestDecodePlaintext(t *testing.T) {
 	}
 	if _, err := EncodePlaintext(letter(func(m *Message) { m.Parts = nil })); ErrorCode(err) != CodeInvalidEvent {
 		t.Fatalf("invalid message framed: %v", err)
+	}
+}
+
+// b64urlPattern matches exactly what the schema's regular expression
+// matches, on every short string over an alphabet that reaches each of its
+// branches, and on long random ones.
+func TestB64URLPatternEqualsTheRegexp(t *testing.T) {
+	re := regexp.MustCompile(strings.ReplaceAll(b64urlSchemaPattern, ecmaEnd, `\z`))
+	var fast b64urlPattern
+	alphabet := "AQgwEB9_-+=/ \n\u00e9"
+	var walk func(prefix string, n int)
+	checked := 0
+	walk = func(prefix string, n int) {
+		if fast.MatchString(prefix) != re.MatchString(prefix) {
+			t.Fatalf("%q: fast %v, regexp %v", prefix, fast.MatchString(prefix), re.MatchString(prefix))
+		}
+		checked++
+		if n == 0 {
+			return
+		}
+		for _, c := range strings.Split(alphabet, "") {
+			walk(prefix+c, n-1)
+		}
+	}
+	walk("", 4)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		b := make([]byte, rng.IntN(3000))
+		for i := range b {
+			b[i] = "ABCDQgw019_-"[rng.IntN(12)]
+		}
+		if rng.IntN(10) == 0 && len(b) > 0 {
+			b[rng.IntN(len(b))] = "=+/\n"[rng.IntN(4)]
+		}
+		if s := string(b); fast.MatchString(s) != re.MatchString(s) {
+			t.Fatalf("%q: fast %v, regexp %v", s, fast.MatchString(s), re.MatchString(s))
+		}
+	}
+	if s, _ := schemaRegexp(b64urlSchemaPattern); s.String() != b64urlSchemaPattern {
+		t.Fatal("the schema's base64url pattern is not matched by b64urlPattern")
+	}
+	if checked < 10000 {
+		t.Fatalf("checked %d strings", checked)
 	}
 }

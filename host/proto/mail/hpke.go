@@ -110,16 +110,15 @@ func probe(raw []byte) error {
 	return nil
 }
 
-// hpkeSeal encrypts plaintext to the card key publicKey (already checked)
-// with aad, in a single-shot base-mode context: it returns the encapsulated
-// key and the ciphertext.
+// hpkeSeal encrypts plaintext to the card key publicKey with aad, in a
+// single-shot base-mode context: it returns the encapsulated key and the
+// ciphertext. The key is a verified card's, so CheckPublicKey's probe has
+// refused a low-order point already (and NewSender's own ECDH would refuse
+// one again): no second probe.
 func hpkeSeal(publicKey string, aad, plaintext []byte) (enc, ciphertext []byte, err error) {
 	raw, err := identity.DecodeBase64URLLen(publicKey, KeySize)
 	if err != nil {
 		return nil, nil, fail(CodeInvalidEvent, "", "public_key: %v", err)
-	}
-	if err := probe(raw); err != nil {
-		return nil, nil, err
 	}
 	pk, err := suiteKEM.NewPublicKey(raw)
 	if err != nil {

@@ -31,61 +31,88 @@ func Seal(s identity.Signer, m *Message, card *Card, nonce, now int64) (*Packet,
 	if err := checkClock(now); err != nil {
 		return nil, err
 	}
-	if err := m.Check(); err != nil {
-		return nil, err
-	}
-	if m.From != s.AgentID() {
-		return nil, fail(CodeInvalidActor, "/from", "the message's sender %s is not the signer %s", m.From, s.AgentID())
-	}
-	if err := CheckCardUsable(card, m.To, now); err != nil {
-		return nil, err
-	}
-	if m.CreatedAt > now+FutureSkew || now >= m.ExpiresAt {
-		return nil, fail(CodePacketExpired, "/expires_at", "the message is expired or future-dated")
-	}
-	cp := card.payload
-	if m.ExpiresAt > cp.ReceiveUntil {
-		return nil, fail(CodeInvalidEvent, "/expires_at", "the message expires after the card's receive_until")
-	}
-	if nonce < 1 || nonce > identity.MaxSafeInteger {
-		return nil, fail(CodeInvalidEvent, "/event/nonce", "the nonce must be an integer from 1 to 2^53-1")
-	}
-	header := Header{MailboxID: cp.MailboxID, CardHash: card.Hash(), ExpiresAt: m.ExpiresAt}
-	canon, err := m.Canonical()
-	if err != nil {
-		return nil, fail(CodeInvalidEvent, "", "cannot canonicalize the message: %v", err)
-	}
-	plaintext, err := Frame(canon)
-	if err != nil {
-		return nil, err
-	}
 	ev := identity.Event{Protocol: Protocol, Type: TypeMailSubmit, Actor: s.AgentID(), CreatedAt: now, Nonce: nonce}
-	size, err := projectedSize(ev, header, len(plaintext)+16)
-	if err != nil {
+	if err := SealEvent(&ev, m, card, now); err != nil {
 		return nil, err
 	}
-	if size > cp.MaxPacketBytes {
-		return nil, fail(CodePayloadTooLarge, "", "the packet would be %d bytes, more than the card's %d", size, cp.MaxPacketBytes)
-	}
-	ad, err := aad(ev.Protocol, ev.Type, ev.Actor, ev.CreatedAt, ev.Nonce, header.Value())
-	if err != nil {
-		return nil, fail(CodeInvalidEvent, "", "cannot build the AAD: %v", err)
-	}
-	enc, ciphertext, err := hpkeSeal(cp.PublicKey, ad, plaintext)
-	if err != nil {
-		return nil, err
-	}
-	ev.Payload = packetPayload(header, identity.EncodeBase64URL(enc), identity.EncodeBase64URL(ciphertext))
 	env, err := identity.SignEvent(s, ev)
 	if err != nil {
 		return nil, err
 	}
+	return SignedPacket(env, card)
+}
+
+// SealEvent is Seal without the signature, for a signer that allocates the
+// nonce itself (the connector's signing pipeline): ev is the mail.submit
+// event about to be signed — protocol, type, actor (the sender), created_at
+// and nonce already set — and SealEvent checks the letter against card at
+// now (Seal's steps 1 to 7, with ev's actor as the signer and ev's nonce)
+// and sets ev.Payload to the sealed {header, enc, ciphertext}. Sign ev as it
+// is and check the envelope with SignedPacket.
+func SealEvent(ev *identity.Event, m *Message, card *Card, now int64) error {
+	if err := checkClock(now); err != nil {
+		return err
+	}
+	if ev.Protocol != Protocol || ev.Type != TypeMailSubmit {
+		return fail(CodeInvalidEvent, "/event/type", "a packet is a %s %s event", Protocol, TypeMailSubmit)
+	}
+	if err := m.Check(); err != nil {
+		return err
+	}
+	if m.From != ev.Actor {
+		return fail(CodeInvalidActor, "/from", "the message's sender %s is not the signer %s", m.From, ev.Actor)
+	}
+	if err := CheckCardUsable(card, m.To, now); err != nil {
+		return err
+	}
+	if m.CreatedAt > now+FutureSkew || now >= m.ExpiresAt {
+		return fail(CodePacketExpired, "/expires_at", "the message is expired or future-dated")
+	}
+	cp := card.payload
+	if m.ExpiresAt > cp.ReceiveUntil {
+		return fail(CodeInvalidEvent, "/expires_at", "the message expires after the card's receive_until")
+	}
+	if ev.Nonce < 1 || ev.Nonce > identity.MaxSafeInteger {
+		return fail(CodeInvalidEvent, "/event/nonce", "the nonce must be an integer from 1 to 2^53-1")
+	}
+	header := Header{MailboxID: cp.MailboxID, CardHash: card.Hash(), ExpiresAt: m.ExpiresAt}
+	canon, err := m.Canonical()
+	if err != nil {
+		return fail(CodeInvalidEvent, "", "cannot canonicalize the message: %v", err)
+	}
+	plaintext, err := Frame(canon)
+	if err != nil {
+		return err
+	}
+	size, err := projectedSize(*ev, header, len(plaintext)+16)
+	if err != nil {
+		return err
+	}
+	if size > cp.MaxPacketBytes {
+		return fail(CodePayloadTooLarge, "", "the packet would be %d bytes, more than the card's %d", size, cp.MaxPacketBytes)
+	}
+	ad, err := aad(ev.Protocol, ev.Type, ev.Actor, ev.CreatedAt, ev.Nonce, header.Value())
+	if err != nil {
+		return fail(CodeInvalidEvent, "", "cannot build the AAD: %v", err)
+	}
+	enc, ciphertext, err := hpkeSeal(cp.PublicKey, ad, plaintext)
+	if err != nil {
+		return err
+	}
+	ev.Payload = packetPayload(header, identity.EncodeBase64URL(enc), identity.EncodeBase64URL(ciphertext))
+	return nil
+}
+
+// SignedPacket checks the envelope of an event SealEvent sealed to card and
+// its signer signed, as Seal's result is checked (PacketFromValue, and the
+// card's max_packet_bytes).
+func SignedPacket(env *identity.Envelope, card *Card) (*Packet, error) {
 	p, err := PacketFromValue(env.Value(), "")
 	if err != nil {
 		return nil, err
 	}
-	if int64(p.Size()) > cp.MaxPacketBytes {
-		return nil, fail(CodePayloadTooLarge, "", "the packet is %d bytes, more than the card's %d", p.Size(), cp.MaxPacketBytes)
+	if int64(p.Size()) > card.payload.MaxPacketBytes {
+		return nil, fail(CodePayloadTooLarge, "", "the packet is %d bytes, more than the card's %d", p.Size(), card.payload.MaxPacketBytes)
 	}
 	return p, nil
 }

@@ -250,3 +250,56 @@ func TestPacketAAD(t *testing.T) {
 		t.Fatalf("AAD\n%s\nwant\n%s", got, want)
 	}
 }
+
+// SealEvent and SignedPacket are Seal in two halves: an event sealed by the
+// first, signed as it is and checked by the second, opens like Seal's
+// packet; an event of another type, or of a sender who is not the letter's,
+// is refused before anything is encrypted.
+func TestSealEventHalves(t *testing.T) {
+	card := cardOf(t, 100)
+	m := letter()
+	ev := identity.Event{Protocol: Protocol, Type: TypeMailSubmit, Actor: alice.AgentID(), CreatedAt: t0, Nonce: 77}
+	if err := SealEvent(&ev, m, card, t0); err != nil {
+		t.Fatal(err)
+	}
+	env, err := identity.SignEvent(alice, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := SignedPacket(env, card)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Open(p, card, mustKey(t, bobSecret), bob.AgentID(), t0)
+	if err != nil || got.MessageID != m.MessageID || p.Nonce() != 77 {
+		t.Fatalf("open: %v %+v", err, got)
+	}
+	for _, tc := range []struct {
+		name string
+		ev   identity.Event
+		code string
+	}{
+		{"a card event", identity.Event{Protocol: Protocol, Type: TypeMailboxPublish, Actor: alice.AgentID(), CreatedAt: t0, Nonce: 1}, CodeInvalidEvent},
+		{"another protocol", identity.Event{Protocol: "agent-profile/1.0", Type: TypeMailSubmit, Actor: alice.AgentID(), CreatedAt: t0, Nonce: 1}, CodeInvalidEvent},
+		{"another sender", identity.Event{Protocol: Protocol, Type: TypeMailSubmit, Actor: carol.AgentID(), CreatedAt: t0, Nonce: 1}, CodeInvalidActor},
+		{"nonce 0", identity.Event{Protocol: Protocol, Type: TypeMailSubmit, Actor: alice.AgentID(), CreatedAt: t0}, CodeInvalidEvent},
+	} {
+		ev := tc.ev
+		if err := SealEvent(&ev, m, card, t0); ErrorCode(err) != tc.code || ev.Payload != nil {
+			t.Errorf("%s: %v (payload %v), want %s", tc.name, err, ev.Payload, tc.code)
+		}
+	}
+	// A packet is checked against the card's limit.
+	big := letter(func(m *Message) { m.Parts = []Part{BytesPart("a/b", make([]byte, 5000), "")} })
+	ev = identity.Event{Protocol: Protocol, Type: TypeMailSubmit, Actor: alice.AgentID(), CreatedAt: t0, Nonce: 78}
+	if err := SealEvent(&ev, big, card, t0); err != nil {
+		t.Fatal(err)
+	}
+	if env, err = identity.SignEvent(alice, ev); err != nil {
+		t.Fatal(err)
+	}
+	small := cardOf(t, 101, func(p *CardPayload) { p.MaxPacketBytes = MinCardPacketBytes })
+	if _, err := SignedPacket(env, small); ErrorCode(err) != CodePayloadTooLarge {
+		t.Errorf("a packet over the card's limit: %v", err)
+	}
+}

@@ -57,6 +57,9 @@ type Proxy struct {
 	Posts      atomic.Int64
 	// Requests counts every request that reached the proxy.
 	Requests atomic.Int64
+	// Intercept, when set, sees every request first and may answer it
+	// itself (returning true); otherwise the request goes on.
+	Intercept func(w http.ResponseWriter, r *http.Request) bool
 }
 
 func NewProxy(t testing.TB, h *hubtest.Hub) *Proxy {
@@ -92,6 +95,20 @@ func (p *Proxy) Client(origin string, _ *x509.CertPool) (*http.Client, error) {
 	return &http.Client{Transport: tr}, nil
 }
 
+// SetIntercept sets Intercept (nil: none).
+func (p *Proxy) SetIntercept(f func(w http.ResponseWriter, r *http.Request) bool) {
+	p.mu.Lock()
+	p.Intercept = f
+	p.mu.Unlock()
+}
+
+// SetRewrite sets Rewrite (nil: none).
+func (p *Proxy) SetRewrite(f func(path string, body []byte) []byte) {
+	p.mu.Lock()
+	p.Rewrite = f
+	p.mu.Unlock()
+}
+
 func (p *Proxy) SetTamper(f func(recs []map[string]any) []map[string]any) {
 	p.mu.Lock()
 	p.tamperFn = f
@@ -100,6 +117,12 @@ func (p *Proxy) SetTamper(f func(recs []map[string]any) []map[string]any) {
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.Requests.Add(1)
+	p.mu.Lock()
+	intercept := p.Intercept
+	p.mu.Unlock()
+	if intercept != nil && intercept(w, r) {
+		return
+	}
 	isLive := strings.HasSuffix(r.URL.Path, "/events/live")
 	isPost := r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/rooms/") && strings.Count(r.URL.Path, "/") == 3
 	if isLive && p.BlockLive.Load() {

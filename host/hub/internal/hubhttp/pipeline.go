@@ -472,3 +472,22 @@ func scanNonce(row *sql.Row) (int64, error) {
 	}
 	return n, err
 }
+
+// LiveNonce is the shared nonce check (Agent Identity 6.1 step 8) for a
+// service that orders a live write's other checks itself (the Mail relay's
+// card publication, whose SDK order puts the nonce last): inside tx, nonce
+// must exceed the actor's cached maximum while it is valid
+// (nonce_not_greater with Max-Seen-Nonce otherwise), and the cache then
+// holds nonce for NonceTTL.
+func (p *Pipeline) LiveNonce(ctx context.Context, tx *sql.Tx, actor string, nonce int64, now time.Time) error {
+	nowMS := now.UnixMilli()
+	cached, err := scanNonce(p.DB.QueryRow(ctx, tx, cachedNonceSQL, actor, nowMS))
+	if err != nil {
+		return err
+	}
+	if nonce <= cached {
+		return NonceNotGreater(nonce, cached)
+	}
+	_, err = p.DB.Exec(ctx, tx, upsertNonceSQL, actor, nonce, nowMS+p.nonceTTL().Milliseconds())
+	return err
+}

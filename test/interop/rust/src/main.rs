@@ -22,10 +22,16 @@
 //! and prints `{"ok": {"records", "redacted"}}` (exit 0) or the error (exit
 //! 1). `make bench` times it against `apconnect verify-archive` on the
 //! same file (test/e2e BenchmarkVerifyArchive).
+//!
+//! `sdk-connector-interop --mail-bench ROUNDS` times the SDK's seal and open
+//! of a 4 KiB letter (mail_bench.rs) for host/proto/mail's
+//! BenchmarkSealOpen4KiB.
 //! Each answer is one JSON line: `{"ok": RESULT}` or
 //! `{"error": {"code", "message", "data"}}`. The test driving it
 //! (test/interop/test_rust_connector.py) decides what is right; this
 //! program only runs the SDK.
+
+mod mail_bench;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
@@ -281,6 +287,9 @@ async fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() == 3 && args[1] == "--verify-archive" {
         std::process::exit(verify_archive_file(&args[2]));
+    }
+    if args.len() == 3 && args[1] == "--mail-bench" {
+        std::process::exit(mail_bench::run(&args[2]));
     }
     let cfg = match parse_args() {
         Ok(c) => c,
