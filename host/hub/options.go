@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"apconnect/host/hub/internal/discourse"
+	"apconnect/host/hub/internal/knowledge"
 	"apconnect/host/hub/internal/profile"
 	"apconnect/host/proto/adp"
 )
@@ -79,6 +80,9 @@ type Limits struct {
 	// Discourse are the Agent Discourse host's quotas (ADP 20) and serving
 	// parameters; zero fields take DefaultDiscourseLimits.
 	Discourse DiscourseLimits
+	// Knowledge are the Agent Knowledge service's limits; zero fields take
+	// DefaultKnowledgeLimits.
+	Knowledge KnowledgeLimits
 }
 
 // ProfileLimits are the Agent Profile service's limits: the field limits of
@@ -89,6 +93,12 @@ type ProfileLimits = profile.Limits
 // DiscourseLimits are the Agent Discourse host's quotas and serving
 // parameters.
 type DiscourseLimits = discourse.Limits
+
+// KnowledgeLimits are the Agent Knowledge service's limits.
+type KnowledgeLimits = knowledge.Limits
+
+// DefaultKnowledgeLimits returns the knowledge service's default limits.
+func DefaultKnowledgeLimits() KnowledgeLimits { return knowledge.DefaultLimits() }
 
 // DefaultProfileLimits returns the profile service's default limits.
 func DefaultProfileLimits() ProfileLimits { return profile.DefaultLimits() }

@@ -3,6 +3,7 @@ package hub
 import (
 	"apconnect/host/hub/internal/discourse"
 	"apconnect/host/hub/internal/hubsvc"
+	"apconnect/host/hub/internal/knowledge"
 	"apconnect/host/hub/internal/profile"
 	"apconnect/host/proto/adp"
 )
@@ -15,6 +16,7 @@ func services(o Options) []hubsvc.Spec {
 	return []hubsvc.Spec{
 		profile.Spec(o.Limits.Profile),
 		discourse.Spec(o.Limits.Discourse, packResolver(o)),
+		knowledge.Spec(o.Limits.Knowledge),
 	}
 }
 
