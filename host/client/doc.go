@@ -55,4 +55,12 @@
 //
 // ProfileService is the Agent Profile 1.0 client (section 7): profile reads,
 // batch reads, signed updates and the signed event history.
+//
+// # Knowledge services
+//
+// KnowledgeService is the Agent Knowledge 1.0 client, as the SDK's
+// KnowledgeClient: the discovery document is required and names every
+// endpoint; submissions, single reads, exact queries (Traverse follows a
+// query's pages under one checkpoint), batch reads and ranked search, each
+// answer checked with host/proto/knowledge's response validators.
 package client
