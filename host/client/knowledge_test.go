@@ -201,7 +201,10 @@ func TestKnowledgeRefusesBadAnswers(t *testing.T) {
 			p := page(o, 2, recordValue(t, b, 2))
 			p["missing"] = []any{}
 			return 200, p
-		}, func(ctx context.Context, kc *KnowledgeService) error { _, err := kc.Batch(ctx, []string{a.Hash, b.Hash}); return err }, knowledge.CodeInvalidResponse},
+		}, func(ctx context.Context, kc *KnowledgeService) error {
+			_, err := kc.Batch(ctx, []string{a.Hash, b.Hash})
+			return err
+		}, knowledge.CodeInvalidResponse},
 		{"search: a hit without the text", rankedDoc, "POST /v1/knowledge/search", func(t *testing.T, o string) (int, any) {
 			p := page(o, 2)
 			p["result"] = []any{map[string]any{"record": recordValue(t, b, 2)}}

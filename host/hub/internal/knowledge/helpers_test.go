@@ -97,7 +97,9 @@ func assessment(target, verdict string) obj {
 		"context": context3(), "basis": "Ran the steps twice."}
 }
 
-func retraction(target string) obj { return obj{"target": target, "reason": "Superseded by a corrected measurement."} }
+func retraction(target string) obj {
+	return obj{"target": target, "reason": "Superseded by a corrected measurement."}
+}
 
 // post submits raw envelope JSON.
 func (f *fixture) post(body []byte) *hubtest.Response {
