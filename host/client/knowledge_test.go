@@ -64,7 +64,7 @@ func TestKnowledgeAgainstHub(t *testing.T) {
 	if got, err := kc.Event(ctx, want[2]); err != nil || got.ID() != want[2] {
 		t.Fatalf("event: %v", err)
 	}
-	tr, err := kc.Traverse(&knowledge.Query{Filters: knowledge.Filters{Target: q.Hash}, Limit: ptrTo(int64(2))})
+	tr, err := kc.Traverse(&knowledge.Query{Filters: knowledge.Filters{Target: q.Hash}, Limit: ptr(int64(2))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,6 @@ func TestKnowledgeAgainstHub(t *testing.T) {
 	}
 }
 
-func ptrTo[T any](v T) *T { return &v }
 
 func knowledgeDigest(s string) string {
 	sum := sha3.Sum256([]byte(s))
@@ -267,7 +266,7 @@ func TestKnowledgeTraversalScope(t *testing.T) {
 		}
 		writeJSON(w, 200, map[string]any{"result": []any{recordValue(t, b, 2)}, "service": f.origin, "checkpoint": 3, "as_of": fixtureT0})
 	})
-	tr, err := kc.Traverse(&knowledge.Query{Limit: ptrTo(int64(1))})
+	tr, err := kc.Traverse(&knowledge.Query{Limit: ptr(int64(1))})
 	if err != nil {
 		t.Fatal(err)
 	}

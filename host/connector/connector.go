@@ -14,6 +14,7 @@ import (
 	"apconnect/host/client"
 	"apconnect/host/config"
 	"apconnect/host/connector/discourse"
+	"apconnect/host/connector/knowledge"
 	"apconnect/host/connector/profile"
 	"apconnect/host/engine"
 	"apconnect/host/identity"
@@ -99,7 +100,9 @@ func New(ctx context.Context, opts Options) (*Connector, error) {
 		e.Close()
 		return nil, err
 	}
-	return &Connector{engine: e, discourse: disc, profile: prof, modules: []engine.Module{disc, prof}}, nil
+	c := &Connector{engine: e, discourse: disc, profile: prof, modules: []engine.Module{disc, prof}}
+	c.modules = append(c.modules, knowledge.New(e))
+	return c, nil
 }
 
 // Engine returns the protocol-neutral core.

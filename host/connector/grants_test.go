@@ -45,6 +45,11 @@ var args = map[string]string{
 	"profiles_get":        `{"profile_service":"{origin}"}`,
 	"profile_history":     `{"profile_service":"{origin}"}`,
 	"profile_update":      `{"profile_service":"{origin}","profile":{"name":"x"}}`,
+	"knowledge_submit":    `{"services":["{origin}"],"type":"knowledge.retract","payload":{"target":"{hash}","reason":"x"}}`,
+	"knowledge_query":     `{"service":"{origin}"}`,
+	"knowledge_get":       `{"service":"{origin}","ids":["{hash}"]}`,
+	"knowledge_search":    `{"service":"{origin}","text":"x","mode":"lexical"}`,
+	"knowledge_status":    `{"service":"{origin}","id":"{hash}"}`,
 }
 
 // Every tool that needs a grant is refused, with the grant withdrawn,

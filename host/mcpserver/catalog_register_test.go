@@ -75,7 +75,7 @@ func TestServedThroughTheSDK(t *testing.T) {
 	for _, tool := range listed.Tools {
 		served[tool.Name] = tool
 	}
-	if len(served) != 33 {
+	if len(served) != 38 {
 		t.Fatalf("tools/list returned %d tools", len(served))
 	}
 	for _, want := range Catalog() {

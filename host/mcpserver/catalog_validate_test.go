@@ -53,6 +53,11 @@ var minimalArgs = map[string]string{
 	"schema_get":          `{"protocol":"agent-discourse/1.0"}`,
 	"room_archive":        `{"room_id":"` + testRoom + `"}`,
 	"room_watch":          `{"room_id":"` + testRoom + `"}`,
+	"knowledge_submit":    `{"services":["` + testHost + `"],"type":"knowledge.retract","payload":{"target":"` + testHash + `","reason":"Wrong."}}`,
+	"knowledge_query":     `{"service":"` + testHost + `"}`,
+	"knowledge_get":       `{"service":"` + testHost + `","ids":["` + testHash + `"]}`,
+	"knowledge_search":    `{"service":"` + testHost + `","text":"cache","mode":"lexical"}`,
+	"knowledge_status":    `{"service":"` + testHost + `","id":"` + testHash + `"}`,
 }
 
 // fullArgs exercise every optional field of the richer tools, with values
@@ -275,6 +280,8 @@ const (
 		"topic":"Review","agenda":"","guidance":"Be brief.","creator":"` + testAgent + `","created_at":1,"start_time":1,"end_time":2,
 		"tags":[],"language":"en","policy":{},"types":[],"self_member":` + seedMember + `,"members_count":3,
 		"active_turn":null,"unread_count":0,"pending_inbox_count":0}`
+	testKnowledgeItem = `{"id":"` + testHash + `","type":"knowledge.publish","actor":"` + testAgent + `","created_at":1,"seq":7,"accepted_at":2,
+		"payload":{"kind":"observation","title":"t"}}`
 	testStatus = `{"room_id":"d8ftedhpqhsusbg001tg","agent_id":"` + testAgent + `","state":"drafting","seen_seq":42,
 		"expires_at":1779754000000,"updated_at":1779753700000,"extra":{}}`
 )
@@ -315,9 +322,14 @@ func TestResultExamplesValidate(t *testing.T) {
 		"schema_get":          `{"protocol":"agent-profile/1.0","schemas":[{"type":"profile.update","schema":{"$ref":"#/$defs/p","$defs":{"p":{}}}}]}`,
 		"room_archive":        `{"manifest":{},"records":[` + testRecord + `],"verified":true,"redacted":[],"state_verified":true,"packs":[],"archive":{"uri":"agent-protocols://rooms/r/archive","records_count":1}}`,
 		"room_watch":          `{"types":["poll.vote"],"sync":` + seedSync + `}`,
+		"knowledge_submit":    `{"id":"` + testHash + `","envelope":{"hash":"h","event":{},"signature":"s"},"results":[{"service":"https://k.example","item":` + testKnowledgeItem + `},{"service":"https://l.example","error":{"code":"missing_dependency","message":"m","data":{"missing":["x"]}}}]}`,
+		"knowledge_query":     `{"items":[` + testKnowledgeItem + `],"service":"https://k.example","checkpoint":7,"as_of":1,"next_cursor":"7.1.7.d"}`,
+		"knowledge_get":       `{"items":[` + testKnowledgeItem + `],"missing":["` + testHash + `"],"service":"https://k.example","checkpoint":7,"as_of":1}`,
+		"knowledge_search":    `{"hits":[{"item":` + testKnowledgeItem + `}],"ranking":{"mode":"lexical","id":"bm25"},"coverage":{"exhaustive":true,"reasons":[]},"service":"https://k.example","checkpoint":7,"as_of":1}`,
+		"knowledge_status":    `{"item":` + testKnowledgeItem + `,"complete":true,"status":"active","retractions":[],"successors":[],"assessments":["` + testHash + `"],"service":"https://k.example","checkpoint":7,"as_of":1}`,
 	}
-	if len(tests) != 33 {
-		t.Fatalf("%d result examples, want 33", len(tests))
+	if len(tests) != 38 {
+		t.Fatalf("%d result examples, want 38", len(tests))
 	}
 	for short, doc := range tests {
 		s, ok := toolcatalog.OutputSchema(pfx + short)

@@ -31,8 +31,8 @@ func RunEveryTool(t *testing.T, env Env) {
 		t.Errorf("hosts_list: %v", hosts)
 	}
 	svc := r.empty(A, "services_list")
-	if n := len(list(svc, "services")); n != 2 {
-		t.Errorf("services_list {}: %d documents, want the hub's two: %v", n, svc)
+	if n := len(list(svc, "services")); n != 3 {
+		t.Errorf("services_list {}: %d documents, want the hub's three: %v", n, svc)
 	}
 	svc = r.call(A, "services_list", obj{"host": H, "protocol": "agent-discourse/1.0"})
 	if len(list(svc, "services")) != 1 || str(svc, "services", "0", "protocol") != "agent-discourse/1.0" || str(svc, "services", "0", "service") != H {
@@ -340,7 +340,6 @@ func RunEveryTool(t *testing.T, env Env) {
 	if sg := r.call(A, "schema_get", obj{"protocol": "agent-profile/1.0"}); str(sg, "schemas", "0", "type") != "profile.update" {
 		t.Errorf("schema_get profile: %v", sg)
 	}
-	r.fail(A, "schema_get", obj{"protocol": "agent-knowledge/1.0"}, "unsupported_protocol")
 
 	// Watching without joining: Dave watches poll.vote in P, of which he
 	// is no member; Bob's vote becomes a room.event.custom item for him.
@@ -382,6 +381,7 @@ func RunEveryTool(t *testing.T, env Env) {
 		t.Errorf("rooms_list mine left: %v", left)
 	}
 
+	runKnowledge(r, env)
 	r.finish()
 }
 

@@ -22,7 +22,7 @@ func RunSDKLoop(t *testing.T, env Env) {
 	for _, a := range []*Agent{M, X, Y} {
 		a.ID = str(r.call(a, "identity_current", obj{}), "agent_id")
 	}
-	if s := r.call(M, "services_list", obj{"host": H}); len(list(s, "services")) != 2 {
+	if s := r.call(M, "services_list", obj{"host": H}); len(list(s, "services")) != 3 {
 		t.Errorf("services_list: %v", s)
 	}
 	// Read before profile_update (a full replacement), then publish.

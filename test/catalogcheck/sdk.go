@@ -45,9 +45,9 @@ var sdkTools = sync.OnceValue(func() []SDKTool {
 func SDKTools() []SDKTool { return slices.Clone(sdkTools()) }
 
 // OutOfScope reports the 0.12.6 tools of the protocols apconnect does not
-// speak yet (Agent Delegation, Mail, Knowledge).
+// speak yet (Agent Delegation, Mail).
 func OutOfScope(name string) bool {
-	for _, w := range []string{"delegation", "principal", "mail", "knowledge"} {
+	for _, w := range []string{"delegation", "principal", "mail"} {
 		if strings.Contains(name, w) {
 			return true
 		}
@@ -55,7 +55,7 @@ func OutOfScope(name string) bool {
 	return false
 }
 
-// SDKInScope returns the 0.12.6 Profile and Discourse tools.
+// SDKInScope returns the 0.12.6 Profile, Discourse and Knowledge tools.
 func SDKInScope() []SDKTool {
 	var out []SDKTool
 	for _, t := range sdkTools() {
