@@ -30,7 +30,7 @@ const minTrigramTerm = 3
 
 // candidate is one record the index proposed.
 type candidate struct {
-	row
+	seq  int64
 	hash string
 }
 
@@ -65,17 +65,25 @@ func (s *Service) search(w http.ResponseWriter, r *http.Request) {
 	hubhttp.WriteJSON(w, http.StatusOK, out)
 }
 
-// searchPage selects, checks and writes the page of req.
+// searchPage selects, checks and writes the page of req. Candidates are
+// read in rank order and checked with the rule one by one, their records
+// loaded as they are checked, until the page is full and one more match
+// shows it is not exhaustive.
 func (s *Service) searchPage(ctx context.Context, q querier, req *rules.SearchRequest, scope rules.Scope) ([]byte, error) {
 	cands, complete, rankingID, err := s.candidates(ctx, q, req, scope.Checkpoint)
 	if err != nil {
 		return nil, err
 	}
+	limit := req.EffectiveLimit()
 	eligible := map[string]bool{}
 	var ids []string
 	var hits [][]byte
 	for _, c := range cands {
-		ev, err := c.event()
+		var rec []byte
+		if err := q.QueryRowContext(ctx, `SELECT record FROM knowledge_events WHERE seq = ?`, c.seq).Scan(&rec); err != nil {
+			return nil, err
+		}
+		ev, err := row{seq: c.seq, record: rec}.event()
 		if err != nil {
 			return nil, err
 		}
@@ -83,12 +91,14 @@ func (s *Service) searchPage(ctx context.Context, q querier, req *rules.SearchRe
 			continue // an index candidate the rule refuses
 		}
 		eligible[c.hash] = true
-		if len(hits) < req.EffectiveLimit() {
-			ids = append(ids, c.hash)
-			hits = append(hits, c.record)
+		if len(hits) == limit {
+			complete = false // a match beyond the page: not exhaustive
+			break
 		}
+		ids = append(ids, c.hash)
+		hits = append(hits, rec)
 	}
-	coverage := rules.Coverage{Exhaustive: complete && len(eligible) <= req.EffectiveLimit(), Reasons: []string{}}
+	coverage := rules.Coverage{Exhaustive: complete, Reasons: []string{}}
 	if !coverage.Exhaustive {
 		coverage.Reasons = []string{"candidate_limit"}
 	}
@@ -100,7 +110,8 @@ func (s *Service) searchPage(ctx context.Context, q querier, req *rules.SearchRe
 }
 
 // candidates reads the index's candidates for req, best first, at most
-// Limits.SearchCandidates of them; complete says the index had no more.
+// Limits.SearchCandidates of them (their seq and id only); complete says the
+// index had no more.
 // Terms of three or more characters are looked up in the trigram index
 // (exact substrings of the lowercased text); shorter ones are checked with
 // instr on the same text. The exact filters are applied in SQL as well.
@@ -127,12 +138,12 @@ func (s *Service) candidates(ctx context.Context, q querier, req *rules.SearchRe
 	var qargs []any
 	rankingID := RankingBM25
 	if len(match) > 0 {
-		query = `SELECT e.seq, e.record, e.hash FROM knowledge_text JOIN knowledge_events e ON e.seq = knowledge_text.rowid
+		query = `SELECT e.seq, e.hash FROM knowledge_text JOIN knowledge_events e ON e.seq = knowledge_text.rowid
 			WHERE knowledge_text MATCH ? AND e.seq <= ?` + instr + where + ` ORDER BY bm25(knowledge_text), e.seq DESC LIMIT ?`
 		qargs = append(append(append([]any{strings.Join(match, " "), checkpoint}, short...), args...), bound+1)
 	} else {
 		rankingID = RankingRecency
-		query = `SELECT e.seq, e.record, e.hash FROM knowledge_events e JOIN knowledge_text ON knowledge_text.rowid = e.seq
+		query = `SELECT e.seq, e.hash FROM knowledge_events e JOIN knowledge_text ON knowledge_text.rowid = e.seq
 			WHERE e.seq <= ?` + instr + where + ` ORDER BY e.seq DESC LIMIT ?`
 		qargs = append(append(append([]any{checkpoint}, short...), args...), bound+1)
 	}
@@ -144,7 +155,7 @@ func (s *Service) candidates(ctx context.Context, q querier, req *rules.SearchRe
 	var out []candidate
 	for rows.Next() {
 		var c candidate
-		if err := rows.Scan(&c.seq, &c.record, &c.hash); err != nil {
+		if err := rows.Scan(&c.seq, &c.hash); err != nil {
 			return nil, false, "", err
 		}
 		out = append(out, c)
