@@ -1,5 +1,6 @@
 // Package hub is `apconnect hub`: a strict local host for Agent Protocols —
-// the Agent Discourse 1.0 host and the Agent Profile 1.0 service — served
+// the Agent Discourse 1.0 host, the Agent Profile 1.0 service and the Agent
+// Knowledge 1.0 service — served
 // over HTTPS on loopback with its own CA, keeping its state in SQLite under
 // a data directory.
 //
@@ -26,7 +27,8 @@
 //     rate limits, and the live-write Pipeline (Agent Identity 6.1, one
 //     nonce cache for every protocol);
 //   - internal/hubsvc: how a service is wired (Spec, Env, Service);
-//   - one package per service (internal/profile, internal/discourse), each
+//   - one package per service (internal/profile, internal/discourse,
+//     internal/knowledge), each
 //     with its routes, its own migration group and its error statuses, its
 //     protocol rules from a rules package under host/proto. A service
 //     imports the plumbing, never another service (test/layering).

@@ -114,7 +114,7 @@ func (s *Service) searchPage(ctx context.Context, q querier, req *rules.SearchRe
 // index had no more.
 // Terms of three or more characters are looked up in the trigram index
 // (exact substrings of the lowercased text); shorter ones are checked with
-// instr on the same text. The exact filters are applied in SQL as well.
+// instr on the same text; a term holding NUL only by the rule. The exact filters are applied in SQL as well.
 func (s *Service) candidates(ctx context.Context, q querier, req *rules.SearchRequest, checkpoint int64) ([]candidate, bool, string, error) {
 	terms, err := rules.TextTerms(req.Text, true)
 	if err != nil {
@@ -125,9 +125,12 @@ func (s *Service) candidates(ctx context.Context, q querier, req *rules.SearchRe
 	var match []string
 	var short []any
 	for _, t := range terms {
-		if utf8.RuneCountInString(t) >= minTrigramTerm {
+		switch {
+		case strings.Contains(t, "\x00"):
+			// Left to the rule alone: the index text has no NUL.
+		case utf8.RuneCountInString(t) >= minTrigramTerm:
 			match = append(match, `"`+strings.ReplaceAll(t, `"`, `""`)+`"`)
-		} else {
+		default:
 			short = append(short, t)
 		}
 	}

@@ -23,6 +23,7 @@ func searchCorpus(f *fixture) map[string]*rules.Record {
 	pub("zh", "语言缓存", "缓存键必须包含语言。", nil)
 	pub("upper", "UPPER CASE TITLE", "SHOUTING ABOUT CACHES", nil)
 	pub("go", "Go is fast", "go go go", nil)
+	pub("nul", "Zero bytes", "before\u0000after", nil)
 	recs["assess"] = f.submit(f.sign(f.bob, rules.TypeAssess, obj{"license": license, "target": recs["cache"].ID(), "verdict": "supports",
 		"summary": "The cache language bug reproduces.", "context": context3(), "basis": "Ran it."}, 0))
 	recs["retract"] = f.submit(f.sign(f.alice, rules.TypeRetract, obj{"target": recs["cache-once"].ID(), "reason": "The cache measurement was wrong."}, 0))
@@ -52,13 +53,19 @@ func TestSearch(t *testing.T) {
 		{"three non-ASCII characters", obj{"text": "包含语", "mode": "lexical"}, []string{"zh"}, true, knowledge.RankingBM25},
 		// "go" is also in the scope "Go services on Linux" of every
 		// payload but the lock observation's and the retraction.
-		{"short terms only: newest first", obj{"text": "go", "mode": "lexical"}, []string{"assess", "go", "upper", "zh", "cache-once", "cache"}, true, knowledge.RankingRecency},
+		{"short terms only: newest first", obj{"text": "go", "mode": "lexical"}, []string{"assess", "nul", "go", "upper", "zh", "cache-once", "cache"}, true, knowledge.RankingRecency},
 		{"a short and a long term", obj{"text": "is slow", "mode": "lexical"}, []string{"cache-once"}, true, knowledge.RankingBM25},
 		{"limit below the matches", obj{"text": "cache", "mode": "lexical", "limit": 2}, []string{"retract", "cache"}, false, knowledge.RankingBM25},
 		{"filters: type", obj{"text": "cache", "mode": "lexical", "filters": obj{"type": rules.TypeAssess}}, []string{"assess"}, true, knowledge.RankingBM25},
 		{"filters: actor", obj{"text": "cache", "mode": "lexical", "filters": obj{"actor": f.bob.ID}}, []string{"assess"}, true, knowledge.RankingBM25},
 		{"a term never spans two fields", obj{"text": "languagea", "mode": "lexical"}, nil, true, knowledge.RankingBM25},
 		{"no match", obj{"text": "zebra", "mode": "lexical"}, nil, true, knowledge.RankingBM25},
+		// The index's query syntax is never interpreted: terms are literal.
+		{"quotes and operators are literal", obj{"text": `cache" NOT* "x AND`, "mode": "lexical"}, nil, true, knowledge.RankingBM25},
+		{"a quote in a short term", obj{"text": `"`, "mode": "lexical"}, nil, true, knowledge.RankingRecency},
+		{"NUL in a term", obj{"text": "cac\u0000he", "mode": "lexical"}, nil, true, knowledge.RankingRecency},
+		{"NUL in a field and a term", obj{"text": "e\u0000a", "mode": "lexical"}, []string{"nul"}, true, knowledge.RankingRecency},
+		{"a term beside a NUL", obj{"text": "after", "mode": "lexical"}, []string{"nul"}, true, knowledge.RankingBM25},
 	} {
 		page, err := f.kc.Search(context.Background(), c.request)
 		if err != nil {
@@ -77,7 +84,7 @@ func TestSearch(t *testing.T) {
 			wantReasons = []string{"candidate_limit"}
 		}
 		if !slices.Equal(got, c.want) || page.Coverage.Exhaustive != c.exhaustive || !slices.Equal(page.Coverage.Reasons, wantReasons) ||
-			page.Ranking != (rules.Ranking{Mode: rules.ModeLexical, ID: c.ranking}) || page.Checkpoint != 8 {
+			page.Ranking != (rules.Ranking{Mode: rules.ModeLexical, ID: c.ranking}) || page.Checkpoint != 9 {
 			t.Errorf("%s: %v %+v %+v, want %v exhaustive=%v %s", c.name, got, page.Coverage, page.Ranking, c.want, c.exhaustive, c.ranking)
 		}
 	}

@@ -96,11 +96,21 @@ func insertEvent(ctx context.Context, tx *sql.Tx, env *identity.Envelope, accept
 	if err := insertFacets(ctx, tx, seq, ev, p); err != nil {
 		return nil, err
 	}
-	body := strings.Join(rules.SearchableFields(ev), "\n")
+	body := indexText(ev)
 	if _, err := tx.ExecContext(ctx, `INSERT INTO knowledge_text (rowid, body) VALUES (?, ?)`, seq, body); err != nil {
 		return nil, err
 	}
 	return rec, nil
+}
+
+// indexText is the text the lexical index holds for an event: its
+// searchable fields (ASCII-lowercased) joined by line feeds, NUL written as
+// a line feed too (SQLite's FTS5 reads text as C strings). A term holds no
+// ASCII white space, so a term without NUL is a substring of this text
+// exactly when it is a substring of one of the fields; a term with NUL is
+// never looked up in the index.
+func indexText(ev *identity.Event) string {
+	return strings.ReplaceAll(strings.Join(rules.SearchableFields(ev), "\n"), "\x00", "\n")
 }
 
 // insertFacets stores what the filters read beside the event: its links,
