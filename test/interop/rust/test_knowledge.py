@@ -114,14 +114,21 @@ def test_payload_refusals_agree(hub, rust, tmp_path):
 
 
 # Envelope cases on which the two SDKs disagree with each other: case id ->
-# the Rust SDK's verdict. apconnect gives the Python SDK's (checked by
+# the Rust SDK's verdicts. apconnect gives the Python SDK's (checked by
 # test_knowledge_vectors.py); docs/INTEROP.md, "Knowledge: an actor that is
 # no public key".
 RUST_DIFFERENCES = {
     # A 43-character actor key that is no Ed25519 public key: Python's
     # verify_envelope refuses the key (invalid_actor on the wire); Rust's
     # typed envelope does not deserialize (invalid_event).
-    'knowledge_envelope: event actor = "did:agent:A6EHv_POEL4dcN0Y50vAmWfk1jCbp': "invalid_event",
+    'knowledge_envelope: event actor = "did:agent:A6EHv_POEL4dcN0Y50vAmWfk1jCbp': {"invalid_event"},
+    # The signature's last character changed: when that makes its padding
+    # bits nonzero (a non-canonical encoding), Python refuses the encoding
+    # (invalid_signature on the wire) and the crate's signature decoding
+    # fails with no protocol code (undecodable); otherwise both answer
+    # invalid_signature. Which one it is depends on the case's signature,
+    # that is on the nonces knowledge_cases.py has handed out before.
+    "knowledge_envelope: signature non-canonical": {"undecodable", "invalid_signature"},
 }
 
 
@@ -143,7 +150,7 @@ def test_envelope_cases_agree_with_the_crate(rust):
         r = rust_verdict(rust, "knowledge_envelope", envelope=c.input["envelope"])
         differs = next((v for cid, v in RUST_DIFFERENCES.items() if c.id.startswith(cid)), None)
         if differs is not None:
-            assert r == differs and go[c.id] == c.sdk, (c.id, r, go[c.id], c.sdk)
+            assert r in differs and go[c.id] == c.sdk, (c.id, r, go[c.id], c.sdk)
             continue
         if go[c.id] != r:
             disagree.append((c.id, go[c.id], r))
