@@ -22,7 +22,7 @@ func Seed(ctx context.Context, dir string, envs []*identity.Envelope, acceptedAt
 	for i := 0; i < len(envs); i += batch {
 		err := db.Write(ctx, func(tx *sql.Tx) error {
 			for _, env := range envs[i:min(i+batch, len(envs))] {
-				if _, err := insertEvent(ctx, tx, env, acceptedAt); err != nil {
+				if _, _, err := insertEvent(ctx, tx, env, acceptedAt); err != nil {
 					return err
 				}
 			}

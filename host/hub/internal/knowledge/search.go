@@ -13,30 +13,25 @@ import (
 	rules "apconnect/host/proto/knowledge"
 )
 
-// The ranking configurations (Agent Knowledge 9.5: a service-scoped id that
-// changes when the configuration changes incompatibly).
-const (
-	// RankingBM25 ranks the index's candidates by FTS5's BM25 over
-	// trigrams, then newest first; it serves text with a term of three or
-	// more characters.
-	RankingBM25 = "apconnect-fts5-trigram-bm25/1"
-	// RankingRecency ranks newest first; it serves text whose terms are all
-	// shorter than three characters, which a trigram index cannot look up.
-	RankingRecency = "apconnect-substring-recency/1"
-)
+// RankingID names the ranking configuration (Agent Knowledge 9.5: a
+// service-scoped id that changes when the configuration changes
+// incompatibly): BM25 over substring occurrences (rank.go).
+const RankingID = "apconnect-bm25-substring/1"
 
 // minTrigramTerm is the shortest term the trigram index can look up.
 const minTrigramTerm = 3
 
-// candidate is one record the index proposed.
+// candidate is one record the index proposed, with its index text and
+// its score.
 type candidate struct {
-	seq  int64
-	hash string
+	seq   int64
+	text  string
+	score float64
 }
 
 // search serves POST /v1/knowledge/search (Agent Knowledge 9.5) in the
-// lexical mode: candidates from the index, every one checked with the
-// match rule, ranked, one page.
+// lexical mode: candidates from the index, ranked, every one checked with
+// the match rule, one page.
 func (s *Service) search(w http.ResponseWriter, r *http.Request) {
 	v, err := s.readBody(w, r)
 	if err != nil {
@@ -66,21 +61,29 @@ func (s *Service) search(w http.ResponseWriter, r *http.Request) {
 }
 
 // searchPage selects, checks and writes the page of req. Candidates are
-// read in rank order and checked with the rule one by one, their records
+// taken in rank order and checked with the rule one by one, their records
 // loaded as they are checked, until the page is full and one more match
 // shows it is not exhaustive.
 func (s *Service) searchPage(ctx context.Context, q querier, req *rules.SearchRequest, scope rules.Scope) ([]byte, error) {
-	cands, complete, rankingID, err := s.candidates(ctx, q, req, scope.Checkpoint)
+	terms, err := rules.TextTerms(req.Text, true)
 	if err != nil {
 		return nil, err
 	}
+	slices.Sort(terms)
+	terms = slices.Compact(terms)
+	cands, complete, err := s.candidates(ctx, q, terms, &req.Filters)
+	if err != nil {
+		return nil, err
+	}
+	rank(cands, terms, scope.Checkpoint, &s.sample)
 	limit := req.EffectiveLimit()
 	eligible := map[string]bool{}
 	var ids []string
 	var hits [][]byte
 	for _, c := range cands {
+		var hash string
 		var rec []byte
-		if err := q.QueryRowContext(ctx, `SELECT record FROM knowledge_events WHERE seq = ?`, c.seq).Scan(&rec); err != nil {
+		if err := q.QueryRowContext(ctx, `SELECT hash, record FROM knowledge_events WHERE seq = ?`, c.seq).Scan(&hash, &rec); err != nil {
 			return nil, err
 		}
 		ev, err := row{seq: c.seq, record: rec}.event()
@@ -90,38 +93,32 @@ func (s *Service) searchPage(ctx context.Context, q querier, req *rules.SearchRe
 		if !req.Eligible(ev) {
 			continue // an index candidate the rule refuses
 		}
-		eligible[c.hash] = true
+		eligible[hash] = true
 		if len(hits) == limit {
 			complete = false // a match beyond the page: not exhaustive
 			break
 		}
-		ids = append(ids, c.hash)
+		ids = append(ids, hash)
 		hits = append(hits, rec)
 	}
 	coverage := rules.Coverage{Exhaustive: complete, Reasons: []string{}}
 	if !coverage.Exhaustive {
 		coverage.Reasons = []string{"candidate_limit"}
 	}
-	ranking := rules.Ranking{Mode: rules.ModeLexical, ID: rankingID}
+	ranking := rules.Ranking{Mode: rules.ModeLexical, ID: RankingID}
 	if err := rules.CheckSelection(req, eligible, ids, ranking, coverage); err != nil {
 		return nil, err
 	}
 	return writeSearchPage(hits, ranking, coverage, scope)
 }
 
-// candidates reads the index's candidates for req, best first, at most
-// Limits.SearchCandidates of them (their seq and id only); complete says the
-// index had no more.
-// Terms of three or more characters are looked up in the trigram index
-// (exact substrings of the lowercased text); shorter ones are checked with
-// instr on the same text; a term holding NUL only by the rule. The exact filters are applied in SQL as well.
-func (s *Service) candidates(ctx context.Context, q querier, req *rules.SearchRequest, checkpoint int64) ([]candidate, bool, string, error) {
-	terms, err := rules.TextTerms(req.Text, true)
-	if err != nil {
-		return nil, false, "", err
-	}
-	slices.Sort(terms)
-	terms = slices.Compact(terms)
+// candidates reads the index's candidates for terms within the exact
+// filters, newest first, at most Limits.SearchCandidates of them, with
+// their index text; complete says the index had no more. Terms of three or
+// more characters are looked up in the trigram index (exact substrings of
+// the lowercased text), shorter ones with instr on the same text, a term
+// holding NUL by the rule alone.
+func (s *Service) candidates(ctx context.Context, q querier, terms []string, f *rules.Filters) ([]candidate, bool, error) {
 	var match []string
 	var short []any
 	for _, t := range terms {
@@ -134,42 +131,45 @@ func (s *Service) candidates(ctx context.Context, q querier, req *rules.SearchRe
 			short = append(short, t)
 		}
 	}
-	where, args := filterSQL(&req.Filters)
-	instr := strings.Repeat(" AND instr(knowledge_text.body, ?) > 0", len(short))
-	bound := s.limits.SearchCandidates
-	var query string
-	var qargs []any
-	rankingID := RankingBM25
-	if len(match) > 0 {
-		query = `SELECT e.seq, e.hash FROM knowledge_text JOIN knowledge_events e ON e.seq = knowledge_text.rowid
-			WHERE knowledge_text MATCH ? AND e.seq <= ?` + instr + where + ` ORDER BY bm25(knowledge_text), e.seq DESC LIMIT ?`
-		qargs = append(append(append([]any{strings.Join(match, " "), checkpoint}, short...), args...), bound+1)
-	} else {
-		rankingID = RankingRecency
-		query = `SELECT e.seq, e.hash FROM knowledge_events e JOIN knowledge_text ON knowledge_text.rowid = e.seq
-			WHERE e.seq <= ?` + instr + where + ` ORDER BY e.seq DESC LIMIT ?`
-		qargs = append(append(append([]any{checkpoint}, short...), args...), bound+1)
+	var b strings.Builder
+	var args []any
+	where, fargs := filterSQL(f)
+	b.WriteString(`SELECT knowledge_text.rowid, knowledge_text.body FROM knowledge_text`)
+	if where != "" {
+		b.WriteString(` JOIN knowledge_events e ON e.seq = knowledge_text.rowid`)
 	}
-	rows, err := q.QueryContext(ctx, query, qargs...)
+	b.WriteString(` WHERE 1`)
+	if len(match) > 0 {
+		b.WriteString(` AND knowledge_text MATCH ?`)
+		args = append(args, strings.Join(match, " "))
+	}
+	b.WriteString(strings.Repeat(` AND instr(knowledge_text.body, ?) > 0`, len(short)))
+	args = append(args, short...)
+	b.WriteString(where)
+	args = append(args, fargs...)
+	bound := s.limits.SearchCandidates
+	b.WriteString(` ORDER BY knowledge_text.rowid DESC LIMIT ?`)
+	args = append(args, bound+1)
+	rows, err := q.QueryContext(ctx, b.String(), args...)
 	if err != nil {
-		return nil, false, "", err
+		return nil, false, err
 	}
 	defer rows.Close()
 	var out []candidate
 	for rows.Next() {
 		var c candidate
-		if err := rows.Scan(&c.seq, &c.hash); err != nil {
-			return nil, false, "", err
+		if err := rows.Scan(&c.seq, &c.text); err != nil {
+			return nil, false, err
 		}
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, false, "", err
+		return nil, false, err
 	}
 	if len(out) > bound {
-		return out[:bound], false, rankingID, nil
+		return out[:bound], false, nil
 	}
-	return out, true, rankingID, nil
+	return out, true, nil
 }
 
 // writeSearchPage writes a search response: hits {record} in rank order,

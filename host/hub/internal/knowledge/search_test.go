@@ -43,29 +43,30 @@ func TestSearch(t *testing.T) {
 		exhaustive bool
 		ranking    string
 	}{
-		// BM25 over trigrams: the short retraction reason first, then the
-		// text saying "cache" three times, then the assessment's summary.
-		{"one term", obj{"text": "cache", "mode": "lexical"}, []string{"retract", "cache", "assess", "upper", "lock", "cache-once"}, true, knowledge.RankingBM25},
-		{"two terms in different fields", obj{"text": "CACHE language", "mode": "lexical"}, []string{"cache", "assess"}, true, knowledge.RankingBM25},
-		{"a context string", obj{"text": "disabled", "mode": "lexical"}, []string{"lock"}, true, knowledge.RankingBM25},
-		{"ASCII folding only", obj{"text": "shouting", "mode": "lexical"}, []string{"upper"}, true, knowledge.RankingBM25},
-		{"non-ASCII substring", obj{"text": "缓存", "mode": "lexical"}, []string{"zh"}, true, knowledge.RankingRecency},
-		{"three non-ASCII characters", obj{"text": "包含语", "mode": "lexical"}, []string{"zh"}, true, knowledge.RankingBM25},
+		// BM25: the short retraction reason first, then the text saying
+		// "cache" three times, then the assessment's summary.
+		{"one term", obj{"text": "cache", "mode": "lexical"}, []string{"retract", "cache", "assess", "upper", "lock", "cache-once"}, true, knowledge.RankingID},
+		{"two terms in different fields", obj{"text": "CACHE language", "mode": "lexical"}, []string{"cache", "assess"}, true, knowledge.RankingID},
+		{"a context string", obj{"text": "disabled", "mode": "lexical"}, []string{"lock"}, true, knowledge.RankingID},
+		{"ASCII folding only", obj{"text": "shouting", "mode": "lexical"}, []string{"upper"}, true, knowledge.RankingID},
+		{"non-ASCII substring", obj{"text": "缓存", "mode": "lexical"}, []string{"zh"}, true, knowledge.RankingID},
+		{"three non-ASCII characters", obj{"text": "包含语", "mode": "lexical"}, []string{"zh"}, true, knowledge.RankingID},
 		// "go" is also in the scope "Go services on Linux" of every
-		// payload but the lock observation's and the retraction.
-		{"short terms only: newest first", obj{"text": "go", "mode": "lexical"}, []string{"assess", "nul", "go", "upper", "zh", "cache-once", "cache"}, true, knowledge.RankingRecency},
-		{"a short and a long term", obj{"text": "is slow", "mode": "lexical"}, []string{"cache-once"}, true, knowledge.RankingBM25},
-		{"limit below the matches", obj{"text": "cache", "mode": "lexical", "limit": 2}, []string{"retract", "cache"}, false, knowledge.RankingBM25},
-		{"filters: type", obj{"text": "cache", "mode": "lexical", "filters": obj{"type": rules.TypeAssess}}, []string{"assess"}, true, knowledge.RankingBM25},
-		{"filters: actor", obj{"text": "cache", "mode": "lexical", "filters": obj{"actor": f.bob.ID}}, []string{"assess"}, true, knowledge.RankingBM25},
-		{"a term never spans two fields", obj{"text": "languagea", "mode": "lexical"}, nil, true, knowledge.RankingBM25},
-		{"no match", obj{"text": "zebra", "mode": "lexical"}, nil, true, knowledge.RankingBM25},
+		// payload but the lock observation's and the retraction: "go go go"
+		// first, then the shortest texts.
+		{"short terms only", obj{"text": "go", "mode": "lexical"}, []string{"go", "assess", "zh", "nul", "upper", "cache-once", "cache"}, true, knowledge.RankingID},
+		{"a short and a long term", obj{"text": "is slow", "mode": "lexical"}, []string{"cache-once"}, true, knowledge.RankingID},
+		{"limit below the matches", obj{"text": "cache", "mode": "lexical", "limit": 2}, []string{"retract", "cache"}, false, knowledge.RankingID},
+		{"filters: type", obj{"text": "cache", "mode": "lexical", "filters": obj{"type": rules.TypeAssess}}, []string{"assess"}, true, knowledge.RankingID},
+		{"filters: actor", obj{"text": "cache", "mode": "lexical", "filters": obj{"actor": f.bob.ID}}, []string{"assess"}, true, knowledge.RankingID},
+		{"a term never spans two fields", obj{"text": "languagea", "mode": "lexical"}, nil, true, knowledge.RankingID},
+		{"no match", obj{"text": "zebra", "mode": "lexical"}, nil, true, knowledge.RankingID},
 		// The index's query syntax is never interpreted: terms are literal.
-		{"quotes and operators are literal", obj{"text": `cache" NOT* "x AND`, "mode": "lexical"}, nil, true, knowledge.RankingBM25},
-		{"a quote in a short term", obj{"text": `"`, "mode": "lexical"}, nil, true, knowledge.RankingRecency},
-		{"NUL in a term", obj{"text": "cac\u0000he", "mode": "lexical"}, nil, true, knowledge.RankingRecency},
-		{"NUL in a field and a term", obj{"text": "e\u0000a", "mode": "lexical"}, []string{"nul"}, true, knowledge.RankingRecency},
-		{"a term beside a NUL", obj{"text": "after", "mode": "lexical"}, []string{"nul"}, true, knowledge.RankingBM25},
+		{"quotes and operators are literal", obj{"text": `cache" NOT* "x AND`, "mode": "lexical"}, nil, true, knowledge.RankingID},
+		{"a quote in a short term", obj{"text": `"`, "mode": "lexical"}, nil, true, knowledge.RankingID},
+		{"NUL in a term", obj{"text": "cac\u0000he", "mode": "lexical"}, nil, true, knowledge.RankingID},
+		{"NUL in a field and a term", obj{"text": "e\u0000a", "mode": "lexical"}, []string{"nul"}, true, knowledge.RankingID},
+		{"a term beside a NUL", obj{"text": "after", "mode": "lexical"}, []string{"nul"}, true, knowledge.RankingID},
 	} {
 		page, err := f.kc.Search(context.Background(), c.request)
 		if err != nil {

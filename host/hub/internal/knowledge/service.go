@@ -1,6 +1,7 @@
 package knowledge
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,6 +36,7 @@ type Service struct {
 	limits Limits
 	logger *slog.Logger
 	doc    []byte // the discovery document, JSON
+	sample textSample
 }
 
 // New builds the service on the hub's plumbing.
@@ -65,6 +67,9 @@ func New(env hubsvc.Env, limits Limits) (*Service, error) {
 	}
 	if s.doc, err = identity.Canonicalize(d.Value()); err != nil {
 		return nil, fmt.Errorf("knowledge: discovery document: %w", err)
+	}
+	if err := s.sample.load(context.Background(), env.DB.Reader()); err != nil {
+		return nil, fmt.Errorf("knowledge: %w", err)
 	}
 	return s, nil
 }

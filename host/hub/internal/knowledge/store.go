@@ -64,19 +64,20 @@ func lookup(ctx context.Context, q querier, failed *error) rules.Lookup {
 }
 
 // insertEvent stores an accepted envelope with the next seq and returns its
-// acceptance record (JCS). The caller has run every submission check.
-func insertEvent(ctx context.Context, tx *sql.Tx, env *identity.Envelope, acceptedAt int64) ([]byte, error) {
+// acceptance record (JCS) and its index text. The caller has run every
+// submission check.
+func insertEvent(ctx context.Context, tx *sql.Tx, env *identity.Envelope, acceptedAt int64) ([]byte, string, error) {
 	hw, err := highWater(ctx, tx)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if hw >= maxSeq {
-		return nil, identity.NewError(rules.CodePermissionDenied, "", "the service's sequence space is exhausted")
+		return nil, "", identity.NewError(rules.CodePermissionDenied, "", "the service's sequence space is exhausted")
 	}
 	seq := hw + 1
 	rec, err := rules.NewRecord(env, acceptedAt, seq).MarshalJSON()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	ev := &env.Event
 	p, _ := ev.Payload.(map[string]any)
@@ -91,16 +92,16 @@ func insertEvent(ctx context.Context, tx *sql.Tx, env *identity.Envelope, accept
 		(seq, hash, type, actor, nonce, kind, verdict, language, created_at, accepted_at, record)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		seq, env.Hash, ev.Type, ev.Actor, ev.Nonce, kind, verdict, language, ev.CreatedAt, acceptedAt, rec); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := insertFacets(ctx, tx, seq, ev, p); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	body := indexText(ev)
 	if _, err := tx.ExecContext(ctx, `INSERT INTO knowledge_text (rowid, body) VALUES (?, ?)`, seq, body); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return rec, nil
+	return rec, body, nil
 }
 
 // indexText is the text the lexical index holds for an event: its

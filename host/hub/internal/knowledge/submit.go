@@ -47,8 +47,12 @@ func (s *Service) submit(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		rec, err = insertEvent(ctx, tx, env, now)
-		return err
+		var text string
+		if rec, text, err = insertEvent(ctx, tx, env, now); err != nil {
+			return err
+		}
+		s.db.OnCommit(tx, func() { s.sample.add(text) })
+		return nil
 	})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
