@@ -102,7 +102,6 @@ func TestKnowledgeAgainstHub(t *testing.T) {
 	}
 }
 
-
 func knowledgeDigest(s string) string {
 	sum := sha3.Sum256([]byte(s))
 	return identity.EncodeBase64URL(sum[:])
