@@ -33,10 +33,11 @@
 //
 // Lexical search finds candidates with SQLite FTS5's trigram tokenizer
 // over the ASCII-lowercased searchable fields (terms of three or more
-// characters go to MATCH, shorter ones to instr), ranks them by BM25, and
-// checks every candidate with the SDK's match rule (rules.SearchRequest
-// Eligible: the exact filters and every term a substring of one field).
-// Coverage is exhaustive only when the index returned every candidate
-// (fewer than Limits.SearchCandidates) and every match fits the page;
-// rules.CheckSelection checks the answer before it is sent.
+// characters go to MATCH, shorter ones to instr; the exact filters to SQL),
+// the newest Limits.SearchCandidates of them; ranks them by BM25 over
+// substring occurrences (rank.go); and checks them, in rank order, with
+// the SDK's match rule (rules.SearchRequest Eligible: the exact filters and
+// every term a substring of one field) until the page is full. Coverage is
+// exhaustive only when the index returned every candidate and every match
+// fits the page; rules.CheckSelection checks the answer before it is sent.
 package knowledge
