@@ -42,8 +42,8 @@ func TestToolsEmbedded(t *testing.T) {
 	if !defs {
 		t.Error("schemas/tools/defs.json is missing")
 	}
-	if tools != 33 {
-		t.Errorf("found %d tool files, want 33", tools)
+	if tools != 38 {
+		t.Errorf("found %d tool files, want 38", tools)
 	}
 }
 

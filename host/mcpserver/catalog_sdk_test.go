@@ -268,7 +268,7 @@ func sampleFor(name string, p map[string]any) []any {
 			items = map[string]any{"type": "string"}
 		}
 		itemName := map[string]string{"ids": "agent_id", "mentions": "agent_id", "actors": "agent_id", "references": "event_id",
-			"types": "type", "tags": "tag", "kinds": "kind"}[name]
+			"types": "type", "tags": "tag", "kinds": "kind", "services": "service"}[name]
 		if itemName == "" {
 			itemName = name
 		}
@@ -285,7 +285,7 @@ func sampleFor(name string, p map[string]any) []any {
 	switch name {
 	case "room_id":
 		return []any{"d8ftedhpqhsusbg001tg"}
-	case "host", "profile_service":
+	case "host", "profile_service", "service":
 		return []any{"https://hub.example"}
 	case "agent_id", "creator", "speaker":
 		return []any{"did:agent:6kpsY-KcUgq-9VB7Ey7F-ZVHdq6-vnuSQh7qaRRG0iw"}

@@ -251,6 +251,13 @@ var chosenHints = map[string][4]bool{
 	"schema_get":      {true, false, true, false},
 	"room_archive":    {true, false, true, true},
 	"room_watch":      {false, false, true, true},
+	// The Knowledge tools, as 0.12.6: reads are read-only, idempotent and
+	// reach a service; a submission signs a new public event.
+	"knowledge_submit": {false, false, false, true},
+	"knowledge_query":  {true, false, true, true},
+	"knowledge_get":    {true, false, true, true},
+	"knowledge_search": {true, false, true, true},
+	"knowledge_status": {true, false, true, true},
 }
 
 // seedEnums are the value lists the seed gives for inputs ("a" | "b").
