@@ -42,8 +42,8 @@ func TestToolsEmbedded(t *testing.T) {
 	if !defs {
 		t.Error("schemas/tools/defs.json is missing")
 	}
-	if tools != 39 {
-		t.Errorf("found %d tool files, want 39", tools)
+	if tools != 50 {
+		t.Errorf("found %d tool files, want 50", tools)
 	}
 }
 

@@ -62,4 +62,12 @@
 // SDK 0.12.6's MailClient: fixed paths, no redirects, every success from the
 // relay's origin with its exact status and an application/json body, owner
 // JWTs for the owner calls, and every answer checked with host/proto/mail.
+//
+// # Knowledge services
+//
+// KnowledgeService is the Agent Knowledge 1.0 client, as the SDK's
+// KnowledgeClient: the discovery document is required and names every
+// endpoint; submissions, single reads, exact queries (Traverse follows a
+// query's pages under one checkpoint), batch reads and ranked search, each
+// answer checked with host/proto/knowledge's response validators.
 package client

@@ -15,6 +15,7 @@ import (
 	"apconnect/host/config"
 	"apconnect/host/connector/delegation"
 	"apconnect/host/connector/discourse"
+	"apconnect/host/connector/knowledge"
 	"apconnect/host/connector/mail"
 	"apconnect/host/connector/profile"
 	"apconnect/host/engine"
@@ -82,6 +83,7 @@ type Connector struct {
 	profile    *profile.Module
 	delegation *delegation.Module
 	mail       *mail.Module
+	knowledge  *knowledge.Module
 	modules    []engine.Module
 }
 
@@ -105,8 +107,9 @@ func New(ctx context.Context, opts Options) (*Connector, error) {
 	}
 	mailbox := mail.New(e, mail.Options{Profiles: profileLookup(prof)})
 	deleg := delegation.New(e)
-	return &Connector{engine: e, discourse: disc, profile: prof, mail: mailbox, delegation: deleg,
-		modules: []engine.Module{disc, prof, mailbox, deleg}}, nil
+	know := knowledge.New(e)
+	return &Connector{engine: e, discourse: disc, profile: prof, mail: mailbox, delegation: deleg, knowledge: know,
+		modules: []engine.Module{disc, prof, mailbox, deleg, know}}, nil
 }
 
 // Engine returns the protocol-neutral core.
@@ -123,6 +126,9 @@ func (c *Connector) Delegation() *delegation.Module { return c.delegation }
 
 // Mail returns the Agent Mail module.
 func (c *Connector) Mail() *mail.Module { return c.mail }
+
+// Knowledge returns the Agent Knowledge module.
+func (c *Connector) Knowledge() *knowledge.Module { return c.knowledge }
 
 // Modules lists the protocol modules.
 func (c *Connector) Modules() []engine.Module { return c.modules }

@@ -59,6 +59,11 @@ var args = map[string]string{
 	"mail_sync":            `{}`,
 	"mail_list":            `{}`,
 	"mail_resolve":         `{"agent_id":"{agent}","card_url":"{origin}/v1/mailboxes/AAECAwQFBgcICQoLDA0ODw/card"}`,
+	"knowledge_submit":     `{"services":["{origin}"],"type":"knowledge.retract","payload":{"target":"{hash}","reason":"x"}}`,
+	"knowledge_query":      `{"service":"{origin}"}`,
+	"knowledge_get":        `{"service":"{origin}","ids":["{hash}"]}`,
+	"knowledge_search":     `{"service":"{origin}","text":"x","mode":"lexical"}`,
+	"knowledge_status":     `{"service":"{origin}","id":"{hash}"}`,
 }
 
 // Every tool that needs a grant is refused, with the grant withdrawn,

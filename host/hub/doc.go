@@ -1,7 +1,7 @@
 // Package hub is `apconnect hub`: a strict local host for Agent Protocols —
 // the Agent Discourse 1.0 host, the Agent Profile 1.0 service and the Agent
-// Delegation 1.0 service with the principals it hosts, and the Agent Mail
-// relay — served
+// Delegation 1.0 service with the principals it hosts, the Agent Mail
+// relay and the Agent Knowledge 1.0 service — served
 // over HTTPS on loopback with its own CA, keeping its state in SQLite under
 // a data directory.
 //
@@ -29,9 +29,9 @@
 //     nonce cache for every protocol);
 //   - internal/hubsvc: how a service is wired (Spec, Env, Service);
 //   - one package per service (internal/profile, internal/discourse,
-//     internal/delegation, internal/mail), each with its routes, its own
-//     migration group and its error statuses, its protocol rules from a rules
-//     package under host/proto. A service
+//     internal/delegation, internal/mail, internal/knowledge), each with its
+//     routes, its own migration group and its error statuses, its protocol
+//     rules from a rules package under host/proto. A service
 //     imports the plumbing, never another service (test/layering).
 //
 // services.go lists the services, one line each.

@@ -6,6 +6,7 @@ import (
 
 	"apconnect/host/hub/internal/delegation"
 	"apconnect/host/hub/internal/discourse"
+	"apconnect/host/hub/internal/knowledge"
 	mailrelay "apconnect/host/hub/internal/mail"
 	"apconnect/host/hub/internal/profile"
 	"apconnect/host/proto/adp"
@@ -87,6 +88,9 @@ type Limits struct {
 	// Mail are the Agent Mail relay's per-mailbox quotas; zero fields take
 	// DefaultMailLimits.
 	Mail MailLimits
+	// Knowledge are the Agent Knowledge service's limits; zero fields take
+	// DefaultKnowledgeLimits.
+	Knowledge KnowledgeLimits
 }
 
 // ProfileLimits are the Agent Profile service's limits: the field limits of
@@ -109,6 +113,12 @@ type MailLimits = mailrelay.Limits
 
 // DefaultMailLimits returns the relay's default quotas (the SDK relay's).
 func DefaultMailLimits() MailLimits { return mailrelay.DefaultLimits() }
+
+// KnowledgeLimits are the Agent Knowledge service's limits.
+type KnowledgeLimits = knowledge.Limits
+
+// DefaultKnowledgeLimits returns the knowledge service's default limits.
+func DefaultKnowledgeLimits() KnowledgeLimits { return knowledge.DefaultLimits() }
 
 // DefaultProfileLimits returns the profile service's default limits.
 func DefaultProfileLimits() ProfileLimits { return profile.DefaultLimits() }

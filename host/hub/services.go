@@ -4,6 +4,7 @@ import (
 	"apconnect/host/hub/internal/delegation"
 	"apconnect/host/hub/internal/discourse"
 	"apconnect/host/hub/internal/hubsvc"
+	"apconnect/host/hub/internal/knowledge"
 	mailrelay "apconnect/host/hub/internal/mail"
 	"apconnect/host/hub/internal/profile"
 	"apconnect/host/proto/adp"
@@ -19,6 +20,7 @@ func services(o Options) []hubsvc.Spec {
 		discourse.Spec(o.Limits.Discourse, packResolver(o)),
 		delegation.Spec(o.Limits.Delegation),
 		mailrelay.Spec(o.Limits.Mail),
+		knowledge.Spec(o.Limits.Knowledge),
 	}
 }
 

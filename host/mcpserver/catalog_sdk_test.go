@@ -15,13 +15,14 @@ import (
 
 type sdkTool = catalogcheck.SDKTool
 
-// sdkInScope returns the 0.12.6 Profile and Discourse tools.
-func sdkInScope(t testing.TB) []sdkTool {
+// sdkCatalog returns the 0.12.6 tools, all five protocols' (apconnect
+// speaks every one).
+func sdkCatalog(t testing.TB) []sdkTool {
 	t.Helper()
 	if n := len(catalogcheck.SDKTools()); n != 41 {
 		t.Fatalf("the 0.12.6 catalog has %d tools, want 41", n)
 	}
-	return catalogcheck.SDKInScope()
+	return catalogcheck.SDKTools()
 }
 
 func sdkToolNamed(t testing.TB, name string) (sdkTool, bool) {
@@ -86,7 +87,7 @@ var sdkHintDiffs = map[string]map[string]string{
 
 func TestAnnotationsAgainstSDK(t *testing.T) {
 	t.Parallel()
-	for _, st := range sdkInScope(t) {
+	for _, st := range sdkCatalog(t) {
 		tool, ok := Tool(st.Name)
 		if !ok {
 			t.Errorf("%s: missing from the catalog", st.Name)
@@ -111,7 +112,7 @@ func TestAnnotationsAgainstSDK(t *testing.T) {
 // configured profile service.
 func TestInputsAgainstSDK(t *testing.T) {
 	t.Parallel()
-	for _, st := range sdkInScope(t) {
+	for _, st := range sdkCatalog(t) {
 		info, ok := toolcatalog.Info(st.Name)
 		if !ok {
 			continue
@@ -165,7 +166,7 @@ func checkEnumSuperset(t *testing.T, where string, want []string, got any) {
 // Every result member 0.12.6 declares is declared in our output schema too.
 func TestResultsAgainstSDK(t *testing.T) {
 	t.Parallel()
-	for _, st := range sdkInScope(t) {
+	for _, st := range sdkCatalog(t) {
 		if _, ok := Tool(st.Name); !ok {
 			continue
 		}
@@ -188,7 +189,7 @@ func TestResultsAgainstSDK(t *testing.T) {
 // not only by name.
 func TestSDKInputValuesPass(t *testing.T) {
 	t.Parallel()
-	for _, st := range sdkInScope(t) {
+	for _, st := range sdkCatalog(t) {
 		sch, ok := toolcatalog.InputSchema(st.Name)
 		if !ok {
 			continue
@@ -272,7 +273,7 @@ func sampleFor(name string, p map[string]any) []any {
 			items = map[string]any{"type": "string"}
 		}
 		itemName := map[string]string{"ids": "agent_id", "mentions": "agent_id", "actors": "agent_id", "references": "event_id",
-			"types": "type", "tags": "tag", "kinds": "kind"}[name]
+			"types": "type", "tags": "tag", "kinds": "kind", "services": "service"}[name]
 		if itemName == "" {
 			itemName = name
 		}
@@ -291,7 +292,7 @@ func sampleFor(name string, p map[string]any) []any {
 	switch name {
 	case "room_id":
 		return []any{"d8ftedhpqhsusbg001tg"}
-	case "host", "profile_service":
+	case "host", "profile_service", "service":
 		return []any{"https://hub.example"}
 	case "agent_id", "creator", "speaker":
 		return []any{"did:agent:6kpsY-KcUgq-9VB7Ey7F-ZVHdq6-vnuSQh7qaRRG0iw"}

@@ -267,6 +267,13 @@ var chosenHints = map[string][4]bool{
 	"mail_sync":            {false, false, false, true},
 	"mail_list":            {false, false, true, false},
 	"mail_resolve":         {false, false, false, true},
+	// The Knowledge tools, as 0.12.6: reads are read-only, idempotent and
+	// reach a service; a submission signs a new public event.
+	"knowledge_submit": {false, false, false, true},
+	"knowledge_query":  {true, false, true, true},
+	"knowledge_get":    {true, false, true, true},
+	"knowledge_search": {true, false, true, true},
+	"knowledge_status": {true, false, true, true},
 }
 
 // seedEnums are the value lists the seed gives for inputs ("a" | "b").
@@ -293,7 +300,7 @@ var seedResultEnums = map[string]map[string][]string{
 }
 
 // The catalog is the union: the seed's 27 tools and the 0.12.6 catalog's
-// Profile, Discourse, Delegation and Mail tools, 45 in all (18 shared).
+// Profile, Discourse, Delegation, Mail and Knowledge tools, 50 in all (18 shared).
 func TestCatalogIsTheUnion(t *testing.T) {
 	t.Parallel()
 	var want []string
@@ -304,7 +311,7 @@ func TestCatalogIsTheUnion(t *testing.T) {
 		t.Fatalf("test table has %d seed tools, want 27", len(want))
 	}
 	shared := 0
-	for _, st := range sdkInScope(t) {
+	for _, st := range sdkCatalog(t) {
 		if slices.Contains(want, st.Name) {
 			shared++
 			continue

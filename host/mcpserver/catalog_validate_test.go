@@ -66,6 +66,12 @@ var minimalArgs = map[string]string{
 	"mail_sync":            `{}`,
 	"mail_list":            `{}`,
 	"mail_resolve":         `{"agent_id":"` + testAgent + `"}`,
+	// Agent Knowledge (issue 22).
+	"knowledge_submit": `{"services":["` + testHost + `"],"type":"knowledge.retract","payload":{"target":"` + testHash + `","reason":"Wrong."}}`,
+	"knowledge_query":  `{"service":"` + testHost + `"}`,
+	"knowledge_get":    `{"service":"` + testHost + `","ids":["` + testHash + `"]}`,
+	"knowledge_search": `{"service":"` + testHost + `","text":"cache","mode":"lexical"}`,
+	"knowledge_status": `{"service":"` + testHost + `","id":"` + testHash + `"}`,
 }
 
 // fullArgs exercise every optional field of the richer tools, with values
@@ -294,6 +300,8 @@ const (
 		"topic":"Review","agenda":"","guidance":"Be brief.","creator":"` + testAgent + `","created_at":1,"start_time":1,"end_time":2,
 		"tags":[],"language":"en","policy":{},"types":[],"self_member":` + seedMember + `,"members_count":3,
 		"active_turn":null,"unread_count":0,"pending_inbox_count":0}`
+	testKnowledgeItem = `{"id":"` + testHash + `","type":"knowledge.publish","actor":"` + testAgent + `","created_at":1,"seq":7,"accepted_at":2,
+		"payload":{"kind":"observation","title":"t"}}`
 	testStatus = `{"room_id":"d8ftedhpqhsusbg001tg","agent_id":"` + testAgent + `","state":"drafting","seen_seq":42,
 		"expires_at":1779754000000,"updated_at":1779753700000,"extra":{}}`
 )
@@ -363,6 +371,12 @@ func TestResultExamplesValidate(t *testing.T) {
 		"mail_sync":            `{"received":[` + testLetter + `],"delivered":[],"expired":[],"queued":1,"errors":[],"pending_inbox_count":1,"synced_at":1}`,
 		"mail_list":            `{"messages":[` + testLetter + `],"unread_count":0,"next_cursor":"20"}`,
 		"mail_resolve":         `{"agent_id":"` + testAgent + `","mailboxes":[{"address":"a","card":{},"usable":true}],"errors":[]}`,
+		// Agent Knowledge (issue 22).
+		"knowledge_submit": `{"id":"` + testHash + `","envelope":{"hash":"h","event":{},"signature":"s"},"results":[{"service":"https://k.example","item":` + testKnowledgeItem + `},{"service":"https://l.example","error":{"code":"missing_dependency","message":"m","data":{"missing":["x"]}}}]}`,
+		"knowledge_query":  `{"items":[` + testKnowledgeItem + `],"service":"https://k.example","checkpoint":7,"as_of":1,"next_cursor":"7.1.7.d"}`,
+		"knowledge_get":    `{"items":[` + testKnowledgeItem + `],"missing":["` + testHash + `"],"service":"https://k.example","checkpoint":7,"as_of":1}`,
+		"knowledge_search": `{"hits":[{"item":` + testKnowledgeItem + `}],"ranking":{"mode":"lexical","id":"bm25"},"coverage":{"exhaustive":true,"reasons":[]},"service":"https://k.example","checkpoint":7,"as_of":1}`,
+		"knowledge_status": `{"item":` + testKnowledgeItem + `,"complete":true,"status":"active","retractions":[],"successors":[],"assessments":["` + testHash + `"],"service":"https://k.example","checkpoint":7,"as_of":1}`,
 	}
 	for k, v := range delegationResults {
 		tests[k] = v

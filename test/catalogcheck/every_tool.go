@@ -38,10 +38,11 @@ func RunEveryTool(t *testing.T, env Env) {
 	if len(list(svc, "services")) != 1 || str(svc, "services", "0", "protocol") != "agent-discourse/1.0" || str(svc, "services", "0", "service") != H {
 		t.Errorf("services_list discourse: %v", svc)
 	}
-	// Every protocol the schema names is one the connector speaks once its
-	// module lands; until then, asking for it is unsupported_protocol.
-	if !slices.Contains(env.Protocols, "agent-knowledge/1.0") {
-		r.fail(A, "services_list", obj{"protocol": "agent-knowledge/1.0"}, "unsupported_protocol")
+	// The connector speaks every protocol the hub hosts: one document each.
+	for _, p := range env.Protocols {
+		if svc := r.call(A, "services_list", obj{"protocol": p}); len(list(svc, "services")) != 1 || str(svc, "services", "0", "protocol") != p {
+			t.Errorf("services_list %s: %v", p, svc)
+		}
 	}
 	r.fail(A, "services_list", obj{"host": "https://not-configured.example"}, "host_not_allowed")
 
@@ -344,7 +345,6 @@ func RunEveryTool(t *testing.T, env Env) {
 	if sg := r.call(A, "schema_get", obj{"protocol": "agent-profile/1.0"}); str(sg, "schemas", "0", "type") != "profile.update" {
 		t.Errorf("schema_get profile: %v", sg)
 	}
-	r.fail(A, "schema_get", obj{"protocol": "agent-knowledge/1.0"}, "unsupported_protocol")
 
 	// Watching without joining: Dave watches poll.vote in P, of which he
 	// is no member; Bob's vote becomes a room.event.custom item for him.
@@ -389,6 +389,7 @@ func RunEveryTool(t *testing.T, env Env) {
 	}
 
 	runDelegation(r, env)
+	runKnowledge(r, env)
 	r.finish()
 }
 

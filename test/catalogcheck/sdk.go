@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -44,31 +43,9 @@ var sdkTools = sync.OnceValue(func() []SDKTool {
 // SDKTools returns the 41 tools of the 0.12.6 catalog.
 func SDKTools() []SDKTool { return slices.Clone(sdkTools()) }
 
-// OutOfScope reports the 0.12.6 tools of the protocols apconnect does not
-// speak yet (Knowledge).
-func OutOfScope(name string) bool {
-	for _, w := range []string{"knowledge"} {
-		if strings.Contains(name, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// SDKInScope returns the 0.12.6 Profile, Discourse and Delegation tools.
-func SDKInScope() []SDKTool {
-	var out []SDKTool
-	for _, t := range sdkTools() {
-		if !OutOfScope(t.Name) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// SDKToolNamed returns the in-scope 0.12.6 tool of that name.
+// SDKToolNamed returns the 0.12.6 tool of that name.
 func SDKToolNamed(name string) (SDKTool, bool) {
-	for _, t := range SDKInScope() {
+	for _, t := range sdkTools() {
 		if t.Name == name {
 			return t, true
 		}

@@ -69,14 +69,14 @@ func TestSchemaGetSchemasStandAlone(t *testing.T) {
 		t.Fatalf("profile: %+v", prof)
 	}
 	for _, in := range []connector.SchemaGetInput{
-		{Protocol: "agent-knowledge/1.0"}, {Protocol: profile.Protocol, RoomID: roomID}, {Protocol: discourse.Protocol, Type: "no.such"},
+		{Protocol: "agent-unknown/1.0"}, {Protocol: profile.Protocol, RoomID: roomID}, {Protocol: discourse.Protocol, Type: "no.such"},
 	} {
 		if _, err := alice.conn.SchemaGet(ctx, alice.sess, in); code(err) == "" {
 			t.Errorf("%+v: no error", in)
 		}
 	}
-	if _, err := alice.conn.SchemaGet(ctx, alice.sess, connector.SchemaGetInput{Protocol: "agent-knowledge/1.0"}); code(err) != engine.CodeUnsupportedProtocol {
-		t.Errorf("knowledge: %v", err)
+	if _, err := alice.conn.SchemaGet(ctx, alice.sess, connector.SchemaGetInput{Protocol: "agent-unknown/1.0"}); code(err) != engine.CodeUnsupportedProtocol {
+		t.Errorf("unknown protocol: %v", err)
 	}
 }
 

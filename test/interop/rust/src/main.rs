@@ -14,6 +14,10 @@
 //!   `{"op": "verdict", "kind", "input"}` answers one differential vector
 //!   case (test/interop/vectors.py) with the Rust SDK, in the verdict shape
 //!   the Python side uses; kinds it does not know answer `{"skip": kind}`.
+//!   The Knowledge kinds `knowledge_envelope` ({envelope}),
+//!   `knowledge_record` ({record, expected?}) and `knowledge_text_matches`
+//!   ({envelope, text}) run the SDK's checks of that name
+//!   (test/interop/rust/test_knowledge.py).
 //!
 //! `sdk-connector-interop --verify-archive FILE` instead reads an archive
 //! file — its manifest line, then one server record per line — the way the
@@ -45,6 +49,9 @@ use agent_protocols::discourse::{
 use agent_protocols::identity::{
     parse_strict_json, validate_origin, verify_request_jwt, AgentId, AgentSigner,
     ClientNonceManager, RequestAuthContext,
+};
+use agent_protocols::knowledge::{
+    knowledge_text_matches, validate_knowledge_envelope, validate_knowledge_record,
 };
 use agent_protocols::local_connector::{AgentProtocolsHost, LocalConnector};
 use agent_protocols::profile::{validate_profile_payload, ProfileUpdatePayload};
@@ -240,6 +247,15 @@ fn verdict(kind: &str, input: &Value) -> Value {
             Err(_) => json!("undecodable"),
             Ok(p) if p.id.as_str() != s("actor") => json!("invalid_actor"),
             Ok(p) => code_of(validate_profile_payload(&p)),
+        },
+        "knowledge_envelope" => code_of(validate_knowledge_envelope(&input["envelope"])),
+        "knowledge_record" => code_of(validate_knowledge_record(
+            &input["record"],
+            input["expected"].as_str(),
+        )),
+        "knowledge_text_matches" => match knowledge_text_matches(&input["envelope"], &s("text")) {
+            Ok(m) => json!(m),
+            Err(e) => json!(e.code().unwrap_or("undecodable")),
         },
         other => return json!({"skip": other}),
     };
