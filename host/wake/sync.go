@@ -37,14 +37,25 @@ type SyncJob struct {
 	Run func(ctx context.Context) error
 }
 
-// syncJobs are the connector's background syncs. Wiring a module in is one
-// line here; Agent Mail's (its module's session-free SyncOnce, which reads
-// each route only with mail.read on its origin) is
-//
-//	{Name: "mail", Every: c.Engine().Config.Mail.SyncInterval, Need: capability.MailRead, Origins: c.Engine().Origins, Run: func(ctx context.Context) error { _, err := c.Mail().SyncOnce(ctx, ""); return err }},
+// syncJobs are the connector's background syncs, one line each. Agent
+// Mail's runs its module's session-free SyncOnce, which reads each route
+// only with mail.read on its origin; a relay's 429 or 5xx (in the result's
+// route errors) backs the job off.
 func syncJobs(c *connector.Connector) []SyncJob {
-	_ = c
-	return []SyncJob{}
+	return []SyncJob{
+		{Name: "mail", Every: c.Engine().Config.Mail.SyncInterval, Need: capability.MailRead, Origins: c.Engine().Origins, Run: mailSync(c)},
+	}
+}
+
+// mailSync is the mail job's round.
+func mailSync(c *connector.Connector) func(context.Context) error {
+	return func(ctx context.Context) error {
+		res, err := c.Mail().SyncOnce(ctx, "")
+		if err != nil {
+			return err
+		}
+		return res.Err()
+	}
 }
 
 // maxBackoff caps the wait after repeated 429 or 5xx answers.

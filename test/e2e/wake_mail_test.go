@@ -1,9 +1,3 @@
-//go:build wakemail
-
-// This test needs Agent Mail (host/connector/mail, the mail_* tools) and the
-// mail line of host/wake syncJobs: once both are merged, drop the build
-// constraint above (without them, -tags wakemail fails it).
-
 package e2e
 
 import (

@@ -2,6 +2,7 @@ package mail_test
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"apconnect/host/client"
 	"apconnect/host/config"
 	"apconnect/host/connector"
 	"apconnect/host/connector/internal/connectortest"
@@ -267,5 +269,37 @@ func TestBlockedSender(t *testing.T) {
 	bob = bob.reopen()
 	if got := bob.sync(); len(got.Received) != 0 {
 		t.Fatalf("the blocked packet was kept: %+v", got)
+	}
+}
+
+// A relay refusing the packet listing with a 429 is a route error of the
+// sync, and the result's Err unwraps to the relay's answer: the background
+// sync (host/wake) backs off on it for the time the relay asked.
+func TestSyncErrCarriesTheRelaysRefusal(t *testing.T) {
+	t.Parallel()
+	h := connectortest.StartHub(t)
+	p := connectortest.NewProxy(t, h)
+	var refused atomic.Bool
+	p.SetIntercept(func(w http.ResponseWriter, r *http.Request) bool {
+		if !refused.Load() || r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/packets") {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", "120")
+		w.WriteHeader(http.StatusTooManyRequests)
+		_, _ = w.Write([]byte(`{"error":{"code":"rate_limited","message":"slow down"}}`))
+		return true
+	})
+	bob := newAgent(t, h, 0xD7, via(p))
+	bob.mailbox(h.Origin())
+	if got := bob.sync(); got.Err() != nil || len(got.Errors) != 0 {
+		t.Fatalf("a clean sync: %+v, %v", got, got.Err())
+	}
+	refused.Store(true)
+	got := bob.sync()
+	var ce *client.Error
+	if len(got.Errors) != 1 || got.Errors[0].Route != h.Origin() || !errors.As(got.Err(), &ce) ||
+		ce.Status != http.StatusTooManyRequests || ce.RetryAfter != 120*time.Second {
+		t.Fatalf("sync: %+v, err %v (%+v)", got, got.Err(), ce)
 	}
 }

@@ -1,6 +1,10 @@
 package mail
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
 
 // RouteError is one route's failure in a result: the relay, the code and
 // message of what it (or the check of its answer) said, and the mailbox or
@@ -11,6 +15,9 @@ type RouteError struct {
 	Message   string `json:"message"`
 	MailboxID string `json:"mailbox_id,omitempty"`
 	PacketID  string `json:"packet_id,omitempty"`
+	// err is the failure itself (a *client.Error from the relay, say),
+	// kept for SyncResult.Err.
+	err error
 }
 
 // MailboxView is one of the agent's mailboxes as the tools show it: its
@@ -139,6 +146,19 @@ type SyncResult struct {
 	Errors            []RouteError  `json:"errors"`
 	PendingInboxCount int64         `json:"pending_inbox_count"`
 	SyncedAt          int64         `json:"synced_at"`
+}
+
+// Err returns the sync's route failures as one error, nil when there were
+// none; each unwraps to its cause, so a background sync (host/wake) backs
+// off when a relay answered 429 or 5xx.
+func (r *SyncResult) Err() error {
+	var errs []error
+	for _, e := range r.Errors {
+		if e.err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", e.Route, e.err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // ListInput is the input of agent_protocols_mail_list.

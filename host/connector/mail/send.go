@@ -361,7 +361,7 @@ func isTransient(err error) bool {
 // routeError describes one route's failure.
 func routeError(route string, err error, mailboxID, packetID string) RouteError {
 	e := engine.AsError(err)
-	return RouteError{Route: route, Code: e.Code, Message: e.Message, MailboxID: mailboxID, PacketID: packetID}
+	return RouteError{Route: route, Code: e.Code, Message: e.Message, MailboxID: mailboxID, PacketID: packetID, err: err}
 }
 
 // retryLetter delivers one queued letter again with its stored packet and
