@@ -228,6 +228,38 @@ var ratios = []ratio{
 		num: key{"plugins/ColdStart/hello", "module-bytes"},
 		den: key{"plugins/ColdStart/reactions", "module-bytes"},
 	},
+	{
+		name: "mail/seal-open-4k-vs-rust-sdk",
+		description: "4 KiB letters sealed and opened per second by host/proto/mail (HPKE X25519/HKDF-SHA256/ChaCha20-Poly1305, the signed message and packet checks) " +
+			"over the reference Rust SDK 0.12.6 doing the same (the interop program, release), alternating runs, medians (issue 21: >= 1.0)",
+		num:    key{"mail/SealOpen4KiB", "go-letters/s"},
+		den:    key{"mail/SealOpen4KiB", "sdk-letters/s"},
+		target: &Target{Op: ">=", Value: 1.0},
+	},
+	{
+		name: "delegation/check-10-events-vs-get",
+		description: "median delegation_check of a credential with a 10-event history against the hub (principal, query, history, every record verified) " +
+			"over the median single GET of the same hub, interleaved, loopback HTTPS (issue 23: <= 3)",
+		num:    key{"delegation/Check", "check-p50-ms"},
+		den:    key{"delegation/Check", "get-p50-ms"},
+		target: &Target{Op: "<=", Value: 3},
+	},
+	{
+		name: "hub/knowledge-search-p50-vs-batch-read-p50",
+		description: "median lexical search (two words of middling frequency, limit 20) over 100,000 knowledge items on the hub over the median single-item batch read, " +
+			"interleaved, loopback HTTPS (issue 22: <= 20)",
+		num:    key{"knowledge/Hub/search", "search-p50-ms"},
+		den:    key{"knowledge/Hub/search", "batch-p50-ms"},
+		target: &Target{Op: "<=", Value: 20},
+	},
+	{
+		name: "hub/knowledge-submit-to-visible-vs-submit",
+		description: "median time from sending a knowledge submission until a query after the previous checkpoint returns it, over the median submission, " +
+			"interleaved, 100,000 items held (issue 22: <= 2)",
+		num:    key{"knowledge/Hub/submit", "visible-p50-ms"},
+		den:    key{"knowledge/Hub/submit", "submit-p50-ms"},
+		target: &Target{Op: "<=", Value: 2},
+	},
 }
 
 // bound holds a measured figure to an issue's stated limit. They are
