@@ -1,0 +1,186 @@
+// Package housestyle holds the repository-wide checks of the house style
+// that gofmt, go vet and staticcheck do not make: the length of production
+// functions and the grouping of imports. Each names the file and line to
+// fix.
+package housestyle
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// root is the repository, from this package's directory.
+const root = "../.."
+
+// maxFuncLines is the house limit on a production function's length: past
+// it, a function does two things and its name says one.
+const maxFuncLines = 100
+
+// goFiles returns the repository's Go files under dirs (relative to root),
+// tests included when tests is true, generated files and test data left
+// out.
+func goFiles(t *testing.T, tests bool, dirs ...string) []string {
+	t.Helper()
+	var out []string
+	for _, dir := range dirs {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				switch d.Name() {
+				case "testdata", "node_modules", "target", ".venv":
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !strings.HasSuffix(path, ".go") || (!tests && strings.HasSuffix(path, "_test.go")) {
+				return nil
+			}
+			out = append(out, path)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(out) < 100 {
+		t.Fatalf("found only %d Go files under %v", len(out), dirs)
+	}
+	return out
+}
+
+// generated reports whether f carries the standard "Code generated … DO
+// NOT EDIT." line.
+func generated(f *ast.File) bool {
+	for _, c := range f.Comments {
+		for _, l := range c.List {
+			if strings.HasPrefix(l.Text, "// Code generated ") && strings.HasSuffix(l.Text, " DO NOT EDIT.") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Every production function of the connector, the hub, the command and the
+// guest SDK is at most maxFuncLines lines long.
+func TestNoLongFunctions(t *testing.T) {
+	t.Parallel()
+	fset := token.NewFileSet()
+	funcs := 0
+	for _, path := range goFiles(t, false, "host", "cmd", "sdk-guest", "plugins", "examples") {
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution|parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if generated(f) {
+			continue
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			var name string
+			switch fn := n.(type) {
+			case *ast.FuncDecl:
+				name = fn.Name.Name
+			case *ast.FuncLit:
+				name = "a function literal"
+			default:
+				return true
+			}
+			funcs++
+			start, end := fset.Position(n.Pos()), fset.Position(n.End())
+			if lines := end.Line - start.Line + 1; lines > maxFuncLines {
+				rel, _ := filepath.Rel(root, start.Filename)
+				t.Errorf("%s:%d: %s is %d lines long; split it (at most %d)", rel, start.Line, name, lines, maxFuncLines)
+			}
+			return true
+		})
+	}
+	if funcs < 1000 {
+		t.Fatalf("found only %d functions", funcs)
+	}
+}
+
+// importClass is an import's group: the standard library, another module,
+// or apconnect's own packages.
+func importClass(path string) int {
+	switch {
+	case path == "apconnect" || strings.HasPrefix(path, "apconnect/"):
+		return 2
+	case !strings.Contains(strings.SplitN(path, "/", 2)[0], "."):
+		return 0
+	default:
+		return 1
+	}
+}
+
+var className = [...]string{"the standard library", "third-party modules", "apconnect"}
+
+// Every Go file's imports are grouped as gofmt sorts them within groups:
+// the standard library first, then third-party modules, then apconnect's
+// own packages, each group once, separated by a blank line. Fix a file with
+//
+//	go run github.com/daixiang0/gci@v0.13.5 write -s standard -s default -s 'prefix(apconnect)' FILE
+func TestImportGroups(t *testing.T) {
+	t.Parallel()
+	fset := token.NewFileSet()
+	for _, path := range goFiles(t, true, "host", "cmd", "test", "sdk-guest", "plugins", "examples", "schemas") {
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly|parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if generated(f) {
+			continue
+		}
+		rel, _ := filepath.Rel(root, path)
+		if msg := checkGroups(fset, f); msg != "" {
+			t.Errorf("%s: %s", rel, msg)
+		}
+	}
+}
+
+// checkGroups describes what is wrong with f's import grouping, or "".
+func checkGroups(fset *token.FileSet, f *ast.File) string {
+	seen := map[int]bool{}
+	prevClass, prevLine := -1, 0
+	for _, spec := range f.Imports {
+		p, err := strconv.Unquote(spec.Path.Value)
+		if err != nil {
+			return err.Error()
+		}
+		class, line := importClass(p), fset.Position(spec.Pos()).Line
+		if spec.Doc != nil {
+			line = fset.Position(spec.Doc.Pos()).Line
+		}
+		switch {
+		case prevClass == -1:
+		case class == prevClass && line > prevLine+1:
+			return "line " + strconv.Itoa(line) + ": " + p + " starts a second group of " + className[class]
+		case class != prevClass && line == prevLine+1:
+			return "line " + strconv.Itoa(line) + ": " + p + " needs a blank line before it (a new group: " + className[class] + ")"
+		}
+		if class != prevClass {
+			if seen[class] || class < prevClass {
+				return "line " + strconv.Itoa(line) + ": " + p + ": " + className[class] + " imports come before the others, in one group"
+			}
+			seen[class] = true
+		}
+		prevClass, prevLine = class, fset.Position(spec.End()).Line
+	}
+	return ""
+}
+
+// The checks see the repository: this package sits two levels below it.
+func TestRootIsTheRepository(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatal(err)
+	}
+}
