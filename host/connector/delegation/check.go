@@ -52,7 +52,7 @@ func (m *Module) DelegationCheck(ctx context.Context, in DelegationCheckInput) (
 		return nil, err
 	}
 	key := checkKey{principal: doc.ID, subject: subject, id: in.ID, cursor: in.Cursor, limit: in.Limit}
-	early := startHistories(gctx, svc, m.lastCheck(key))
+	early := m.startHistories(gctx, svc, m.lastCheck(key), doc.ID)
 	defer early.wait()
 	q := &proto.QueryRequest{Subject: subject, PrincipalID: doc.ID, ID: in.ID, Cursor: in.Cursor, Limit: in.Limit}
 	page, err := svc.Query(gctx, q, false)
@@ -67,12 +67,12 @@ func (m *Module) DelegationCheck(ctx context.Context, in DelegationCheckInput) (
 	for i, cred := range page.Credentials {
 		ids[i] = cred.ID
 		g.Go(func() error {
-			records, ok := early.history(cred)
-			var readErr error
+			a, ok := early.history(cred)
 			if !ok {
-				records, readErr = svc.AllEvents(gctx, cred.ID)
+				a = historyAnswer{}
+				a.records, a.err = svc.AllEvents(gctx, cred.ID)
 			}
-			out.Delegations[i] = m.verify(cred, records, readErr, doc, in.Audience)
+			out.Delegations[i] = m.verify(cred, a, doc, in.Audience)
 			return nil
 		})
 	}
@@ -123,14 +123,19 @@ const maxHistoryReads = 4
 // histories are the histories a check reads before its query answered.
 type histories map[string]chan historyAnswer
 
+// historyAnswer is a credential's history as read (records, or the read's
+// error) and, once checked, the check of its records (checkRecords).
 type historyAnswer struct {
 	records []proto.Record
 	err     error
+	checked bool
+	recErr  error
 }
 
 // startHistories reads the histories of the credentials a check found last
-// time (at most maxHistoryReads).
-func startHistories(ctx context.Context, svc *client.DelegationService, ids []string) histories {
+// time (at most maxHistoryReads) and checks their records, while the query
+// is asked.
+func (m *Module) startHistories(ctx context.Context, svc *client.DelegationService, ids []string, principal string) histories {
 	if len(ids) == 0 || len(ids) > maxHistoryReads {
 		return nil
 	}
@@ -139,26 +144,30 @@ func startHistories(ctx context.Context, svc *client.DelegationService, ids []st
 		ch := make(chan historyAnswer, 1)
 		h[id] = ch
 		go func() {
-			records, err := svc.AllEvents(ctx, id)
-			ch <- historyAnswer{records, err}
+			a := historyAnswer{}
+			if a.records, a.err = svc.AllEvents(ctx, id); a.err == nil {
+				a.recErr, a.checked = m.checkRecords(a.records, id, principal), true
+			}
+			ch <- a
 		}()
 	}
 	return h
 }
 
-// history returns the early history of a credential when it ends with the
-// credential's latest event, so that nothing the query saw is missing.
-func (h histories) history(cred *proto.Credential) ([]proto.Record, bool) {
+// history returns the early history of a credential, with its records'
+// check, when it ends with the credential's latest event, so that nothing
+// the query saw is missing.
+func (h histories) history(cred *proto.Credential) (historyAnswer, bool) {
 	ch, ok := h[cred.ID]
 	if !ok {
-		return nil, false
+		return historyAnswer{}, false
 	}
 	a := <-ch
 	ch <- a
 	if a.err != nil || len(a.records) == 0 || a.records[len(a.records)-1].Envelope.Hash != cred.EventID {
-		return nil, false
+		return historyAnswer{}, false
 	}
-	return a.records, true
+	return a, true
 }
 
 // wait waits for every early read, so none outlives the call.
@@ -170,19 +179,22 @@ func (h histories) wait() {
 }
 
 // verify verifies a credential's whole history for audience:
-// proto.VerifyCredential beside the check of every record (checkRecords).
-func (m *Module) verify(cred *proto.Credential, records []proto.Record, readErr error, doc *proto.PrincipalDocument, audience string) Verdict {
-	if readErr != nil {
-		return Verdict{Credential: cred.Value(), Reasons: []string{"history unavailable: " + engine.AsError(readErr).Message}}
+// proto.VerifyCredential beside the check of every record (checkRecords),
+// unless an early read already checked them.
+func (m *Module) verify(cred *proto.Credential, h historyAnswer, doc *proto.PrincipalDocument, audience string) Verdict {
+	if h.err != nil {
+		return Verdict{Credential: cred.Value(), Reasons: []string{"history unavailable: " + engine.AsError(h.err).Message}}
 	}
 	var v proto.Verdict
 	var wg sync.WaitGroup
-	wg.Go(func() { v = proto.VerifyCredential(cred, records, doc, doc.ID, audience, m.NowMS()) })
-	recErr := m.checkRecords(records, cred.ID, doc.ID)
+	wg.Go(func() { v = proto.VerifyCredential(cred, h.records, doc, doc.ID, audience, m.NowMS()) })
+	if !h.checked {
+		h.recErr = m.checkRecords(h.records, cred.ID, doc.ID)
+	}
 	wg.Wait()
-	if recErr != nil {
+	if h.recErr != nil {
 		v.Verified, v.Usable = false, false
-		v.Reasons = append([]string{recErr.Error()}, v.Reasons...)
+		v.Reasons = append([]string{h.recErr.Error()}, v.Reasons...)
 	}
 	return Verdict{Credential: cred.Value(), Verified: v.Verified, Usable: v.Usable, Reasons: v.Reasons}
 }
