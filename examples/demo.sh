@@ -3,10 +3,12 @@
 # development home that is removed afterwards.
 #
 # It starts a local hub on a free loopback port, creates two agent
-# identities (alice and bob, in one home) that trust the hub's CA, checks
-# everything with doctor, then runs a two-agent discussion through two real
+# identities (alice and bob, in one home) that trust the hub's CA, has the
+# hub host a principal, alice-org, whose controller is alice, checks
+# everything with doctor, then runs the two agents through two real
 # `apconnect mcp` processes driven by MCP clients over stdio
-# (examples/demo/main.go), prints its transcript and the archive
+# (examples/demo/main.go): a delegation, a room discussion, a letter and its
+# reply, a published conclusion. It prints their transcript and the archive
 # verification, and stops the hub.
 set -euo pipefail
 bin=${1:-bin/apconnect}
@@ -24,7 +26,7 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 step "apconnect version"
 "$bin" version
 
-step "apconnect hub: a local ADP host and profile service on loopback"
+step "apconnect hub: the local host of all five protocols, on loopback"
 "$bin" hub --listen 127.0.0.1:0 --data "$work/hub" >"$work/hub.out" 2>"$work/hub.log" &
 hub_pid=$!
 for _ in $(seq 100); do
@@ -41,14 +43,21 @@ step "apconnect init: one development home with two identities that trust the hu
 "$bin" init --home "$home" --name bob --unencrypted-key --host "$origin" --ca "$work/hub/ca.pem"
 
 step "apconnect id: the agents' public identities"
-"$bin" id --home "$home" --agent alice
+alice_id_out=$("$bin" id --home "$home" --agent alice)
+printf '%s\n' "$alice_id_out"
 "$bin" id --home "$home" --agent bob
+alice_id=$(printf '%s\n' "$alice_id_out" | sed -n 's/^agent id: *//p')
+[ -n "$alice_id" ] || { echo "no agent id for alice"; exit 1; }
+
+step "apconnect hub principal put: the hub hosts alice-org, controlled by alice"
+"$bin" hub principal put --data "$work/hub" --name alice-org --controller "$alice_id"
 
 step "apconnect doctor: config, keys and the hub"
 "$bin" doctor --home "$home"
 
-step "a two-agent discussion through two apconnect mcp processes over stdio"
-go run ./examples/demo -bin "$bin" -home "$home" -host "$origin" -ca "$work/hub/ca.pem" -logs "$work"
+step "two agents, five protocols, through two apconnect mcp processes over stdio"
+go run ./examples/demo -bin "$bin" -home "$home" -host "$origin" -ca "$work/hub/ca.pem" \
+	-principal "$origin/principals/alice-org" -logs "$work"
 
 step "stopping the hub"
 kill -TERM "$hub_pid"; wait "$hub_pid" || true; hub_pid=""

@@ -1,11 +1,13 @@
-// Command demo drives the two-agent discussion of `make demo`: it starts
-// two real `apconnect mcp` processes (one per identity of the home), talks
-// to each over stdio with the go-sdk's MCP client — exactly as Claude Code,
-// Cursor or Codex would — runs the scenario of package scenario, prints its
-// transcript, and verifies the room's archive with `apconnect
-// verify-archive`.
+// Command demo drives the two-agent story of `make demo`: it starts two
+// real `apconnect mcp` processes (one per identity of the home), talks to
+// each over stdio with the go-sdk's MCP client — exactly as Claude Code,
+// Cursor or Codex would — runs the scenario of package scenario (a
+// delegation, a discussion, a letter and its reply, a published
+// conclusion), prints its transcript, and verifies the room's archive with
+// `apconnect verify-archive`.
 //
-//	go run ./examples/demo -bin bin/apconnect -home DIR -host https://127.0.0.1:PORT -ca HUB/ca.pem
+//	go run ./examples/demo -bin bin/apconnect -home DIR -host https://127.0.0.1:PORT -ca HUB/ca.pem \
+//	    -principal https://127.0.0.1:PORT/principals/alice-org
 package main
 
 import (
@@ -30,17 +32,21 @@ func main() {
 	host := flag.String("host", "", "the ADP host origin (the local hub)")
 	ca := flag.String("ca", "", "the hub's ca.pem, for verify-archive")
 	logs := flag.String("logs", "", "directory for the mcp processes' stderr (default: the home)")
+	principal := flag.String("principal", "", "a principal the host serves whose controller is alice (default: HOST/principals/alice-org)")
 	flag.Parse()
 	if *home == "" || *host == "" || *ca == "" {
-		fmt.Fprintln(os.Stderr, "usage: demo -bin BIN -home DIR -host ORIGIN -ca FILE")
+		fmt.Fprintln(os.Stderr, "usage: demo -bin BIN -home DIR -host ORIGIN -ca FILE [-principal URL]")
 		os.Exit(2)
+	}
+	if *principal == "" {
+		*principal = *host + "/principals/alice-org"
 	}
 	if *logs == "" {
 		*logs = *home
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *bin, *home, *host, *ca, *logs); err != nil {
+	if err := run(ctx, *bin, *home, *host, *ca, *principal, *logs); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
@@ -63,7 +69,7 @@ func connect(ctx context.Context, bin, home, agent, logs string) (*mcp.ClientSes
 	return cs, nil
 }
 
-func run(ctx context.Context, bin, home, host, ca, logs string) error {
+func run(ctx context.Context, bin, home, host, ca, principal, logs string) error {
 	alice, err := connect(ctx, bin, home, "alice", logs)
 	if err != nil {
 		return err
@@ -78,15 +84,17 @@ func run(ctx context.Context, bin, home, host, ca, logs string) error {
 
 	start := time.Now()
 	res, err := scenario.Run(ctx, &scenario.Scenario{
-		Host:  host,
-		Alice: &scenario.Agent{Name: "alice", Session: alice},
-		Bob:   &scenario.Agent{Name: "bob", Session: bob},
-		Out:   os.Stdout,
+		Host:      host,
+		Principal: principal,
+		Alice:     &scenario.Agent{Name: "alice", Session: alice},
+		Bob:       &scenario.Agent{Name: "bob", Session: bob},
+		Out:       os.Stdout,
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\n%d tool calls in %.1f s; room %s ended with %d records.\n", res.Calls, time.Since(start).Seconds(), res.RoomID, res.Records)
+	fmt.Printf("\n%d tool calls in %.1f s; room %s ended with %d records; its conclusion is knowledge item %s (seq %d).\n",
+		res.Calls, time.Since(start).Seconds(), res.RoomID, res.Records, res.KnowledgeID, res.KnowledgeSeq)
 
 	fmt.Printf("\n== Verifying the room's archive: %s verify-archive %s\n", filepath.Base(bin), res.ArchiveURL)
 	cmd := exec.CommandContext(ctx, bin, "verify-archive", "--ca", ca, res.ArchiveURL)

@@ -16,11 +16,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"apconnect/examples/demo/scenario"
+	"apconnect/host/hub/hubtest"
 )
 
-// The demo's discussion through two real `apconnect mcp` processes, with
-// bob's process stopped in the middle — alice mentions him while it is down
-// — and started again; then the archive is verified by the binary.
+// The demo's scenario through two real `apconnect mcp` processes — a
+// delegation for a principal the hub hosts (as demo.sh puts it), the
+// discussion, a letter and its reply, a published conclusion — with bob's
+// process stopped in the middle — alice mentions him while it is down — and
+// started again; then the archive is verified by the binary.
 func TestDemoScenarioWithRestart(t *testing.T) {
 	t.Parallel()
 	for _, version := range []string{"", "2025-11-25"} {
@@ -31,6 +34,7 @@ func TestDemoScenarioWithRestart(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := startHub(t)
 			home := newHome(t, h, "alice", "bob")
+			principal := hostPrincipal(t, h, home, "alice-org", "alice")
 			alice := startMCP(t, home, "alice", procOptions{protocol: version})
 			bob := startMCP(t, home, "bob", procOptions{protocol: version})
 			want := version
@@ -43,10 +47,11 @@ func TestDemoScenarioWithRestart(t *testing.T) {
 			var transcript bytes.Buffer
 			restarts := 0
 			res, err := scenario.Run(bg, &scenario.Scenario{
-				Host:  h.Origin(),
-				Alice: &scenario.Agent{Name: "alice", Session: alice.cs},
-				Bob:   &scenario.Agent{Name: "bob", Session: bob.cs},
-				Out:   &transcript,
+				Host:      h.Origin(),
+				Principal: principal,
+				Alice:     &scenario.Agent{Name: "alice", Session: alice.cs},
+				Bob:       &scenario.Agent{Name: "bob", Session: bob.cs},
+				Out:       &transcript,
 				RestartBob: func(ctx context.Context, while func() error) (*mcp.ClientSession, error) {
 					restarts++
 					bob.stop()
@@ -60,7 +65,8 @@ func TestDemoScenarioWithRestart(t *testing.T) {
 			if err != nil {
 				t.Fatalf("scenario: %v\ntranscript:\n%s\nalice:\n%s\nbob:\n%s", err, transcript.String(), alice.stderr.String(), bob.stderr.String())
 			}
-			if restarts != 1 || res.Records != 9 || !strings.Contains(transcript.String(), "HELD (room_head_mismatch)") || !strings.Contains(transcript.String(), "messages never conflict") {
+			if restarts != 1 || res.Records != 9 || res.KnowledgeID == "" || res.KnowledgeSeq != 1 ||
+				!strings.Contains(transcript.String(), "HELD (room_head_mismatch)") || !strings.Contains(transcript.String(), "messages never conflict") {
 				t.Fatalf("restarts %d, result %+v\n%s", restarts, res, transcript.String())
 			}
 			code, out, errOut := apconnect(t, "verify-archive", "--ca", h.CAFile(), res.ArchiveURL)
@@ -69,6 +75,29 @@ func TestDemoScenarioWithRestart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hostPrincipal has the hub host principal name with the identity agent of
+// home as its controller, as demo.sh does: `apconnect hub principal put`
+// beside the running hub. It returns the principal's URL.
+func hostPrincipal(t *testing.T, h *hubtest.Hub, home, name, agent string) string {
+	t.Helper()
+	code, out, errOut := apconnect(t, "id", "--home", home, "--agent", agent)
+	var id string
+	for line := range strings.Lines(out) {
+		if v, ok := strings.CutPrefix(line, "agent id:"); ok {
+			id = strings.TrimSpace(v)
+		}
+	}
+	if code != 0 || id == "" {
+		t.Fatalf("id %s: %d %s %s", agent, code, out, errOut)
+	}
+	url := h.Origin() + "/principals/" + name
+	if code, out, errOut := apconnect(t, "hub", "principal", "put", "--data", h.DataDir(), "--name", name, "--controller", id); code != 0 ||
+		!strings.Contains(out, "served at "+url) {
+		t.Fatalf("hub principal put: %d %s %s", code, out, errOut)
+	}
+	return url
 }
 
 // call calls a tool and returns its structured result, failing on error.

@@ -1,12 +1,19 @@
-// Package scenario is the two-agent discussion of `make demo`, run through
-// real MCP client sessions (to `apconnect mcp` processes in the demo and in
-// the end-to-end tests): a room created with an invitation, a join by
-// request and review, a mention that wakes the other agent through
-// agent_protocols_inbox_next, a transient status, a reply sent while the
-// other agent also spoke (messages never conflict), an agenda change that
-// lands while an agent drafts and holds its next write as a draft, the
-// draft's revision, and the room's close. It checks every result it relies
-// on and prints a readable transcript.
+// Package scenario is the two-agent story of `make demo`, run through real
+// MCP client sessions (to `apconnect mcp` processes in the demo and in the
+// end-to-end tests), across all five protocols: a room created with an
+// invitation; a delegation the room's creator grants the other agent for a
+// principal she controls (Agent Delegation); a join by request, approved
+// after that delegation is checked; a mention that wakes the other agent
+// through agent_protocols_inbox_next, a transient status, a reply sent
+// while the other agent also spoke (messages never conflict), an agenda
+// change that lands while an agent drafts and holds its next write as a
+// draft, the draft's revision, and the room's close (Agent Discourse); a
+// private letter and its threaded reply (Agent Mail); and the room's
+// conclusion published, found and checked (Agent Knowledge). It checks every
+// result it relies on and prints a readable transcript.
+//
+// scenario.go holds the driver and the Discourse steps; delegation.go,
+// mail.go and knowledge.go the steps of the other protocols.
 package scenario
 
 import (
@@ -33,8 +40,14 @@ type Agent struct {
 
 // Scenario is what Run needs.
 type Scenario struct {
-	// Host is the origin of the ADP host both agents are configured with.
+	// Host is the origin of the ADP host both agents are configured with:
+	// the local hub, which is also their delegation, mail and knowledge
+	// service.
 	Host string
+	// Principal is the URL of a principal Host hosts whose controller is
+	// Alice (`apconnect hub principal put --name alice-org --controller
+	// ALICE`); she delegates to Bob for it.
+	Principal string
 	// Alice creates and moderates the room; Bob joins it.
 	Alice, Bob *Agent
 	// Out receives the transcript (io.Discard when nil).
@@ -58,6 +71,10 @@ type Result struct {
 	Records int64
 	// Calls counts the tool calls made.
 	Calls int
+	// KnowledgeID is the event ID of Bob's published conclusion, and
+	// KnowledgeSeq its seq at Host.
+	KnowledgeID  string
+	KnowledgeSeq int64
 }
 
 type run struct {
@@ -69,7 +86,11 @@ type run struct {
 	// of his revised reply.
 	mentionItem map[string]any
 	replyID     string
-	start       time.Time
+	// boxes are the agents' mailboxes; letter is alice's letter, reply
+	// bob's reply to it.
+	boxes         map[*Agent]mailbox
+	letter, reply letter
+	start         time.Time
 }
 
 // ToolError is a tool call that returned an error result.
@@ -90,8 +111,11 @@ func Run(ctx context.Context, s *Scenario) (*Result, error) {
 	if s.Wait <= 0 {
 		s.Wait = 30 * time.Second
 	}
+	if s.Principal == "" {
+		return nil, errors.New("scenario: no Principal (a principal on Host controlled by Alice)")
+	}
 	r := &run{Scenario: s, ctx: ctx, topic: "Should the signature section require strict Ed25519?", start: time.Now()}
-	for _, step := range []func() error{r.identities, r.create, r.joinByRequest, r.mention, r.heldDraft, r.closeRoom} {
+	for _, step := range []func() error{r.identities, r.create, r.delegate, r.joinByRequest, r.mention, r.heldDraft, r.closeRoom, r.mail, r.knowledge} {
 		if err := step(); err != nil {
 			return &r.res, err
 		}
@@ -258,7 +282,7 @@ func (r *run) joinByRequest() error {
 	}
 	r.say(r.Bob, "room_open → topic %q, %d member, %d verified record", str(open, "room", "topic"), num(open, "room", "members_count"), num(open, "sync", "synced_seq"))
 	join, err := r.call(r.Bob, "room_join", map[string]any{"room_id": r.res.RoomID, "role": "speaker",
-		"perspective": "signature reviewer", "reason": "I maintain a strict Ed25519 verifier and can speak to the edge cases."})
+		"perspective": "signature reviewer", "reason": "I review for your organization and maintain a strict Ed25519 verifier."})
 	if err != nil {
 		return err
 	}
@@ -283,6 +307,9 @@ func (r *run) joinByRequest() error {
 	}
 	r.say(r.Alice, "join_requests_list → 1 pending request: role %s, perspective %q", str(reqs[0], "request", "event", "payload", "role"),
 		str(reqs[0], "request", "event", "payload", "perspective"))
+	if err := r.checkDelegation(); err != nil {
+		return err
+	}
 	rev, err := r.call(r.Alice, "join_request_review", map[string]any{"room_id": r.res.RoomID, "request_id": reqID,
 		"decision": "approve", "role": "speaker", "reason": "Welcome; the verifier edge cases are exactly what we need."})
 	if err != nil {
