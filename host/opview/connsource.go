@@ -32,6 +32,7 @@ type connSource struct {
 	streams func() []discourse.StreamState
 	changed func() <-chan struct{}
 	self    string
+	mail    mailViews
 }
 
 // staticInfo is what the configuration says, read once.
@@ -59,9 +60,9 @@ func FromConnector(c *connector.Connector, self string) Source {
 		}
 		st.origins = append(st.origins, og)
 	}
-	d := c.Discourse()
+	d, m := c.Discourse(), c.Mail()
 	return &connSource{q: c.Store().Read(), static: st, now: e.NowMS, plugins: d.PluginHealth, streams: d.StreamStates,
-		changed: e.Changed, self: self}
+		changed: e.Changed, self: self, mail: mailViews{readable: m.Readable, mailboxes: m.MailboxViews, letters: m.LetterMetas}}
 }
 
 func (s *connSource) Changed() <-chan struct{} { return s.changed() }
@@ -87,10 +88,14 @@ func (s *connSource) Version(ctx context.Context) (map[string]string, error) {
 		return fmt.Sprintf("%016x", h.Sum64())
 	}
 	return map[string]string{
-		TopicStatus: sum(f.Processes, string(streams), plugins.String(), f.Rooms, f.Inbox, f.Outbox, f.Drafts),
-		TopicRooms:  sum(f.Rooms, f.Inbox, string(streams)),
-		TopicInbox:  sum(f.Inbox, f.Rooms),
-		TopicOutbox: sum(f.Outbox, f.Drafts, f.Rooms),
+		TopicStatus:     sum(f.Processes, string(streams), plugins.String(), f.Rooms, f.Inbox, f.Outbox, f.Drafts),
+		TopicRooms:      sum(f.Rooms, f.Inbox, string(streams)),
+		TopicInbox:      sum(f.Inbox, f.Rooms),
+		TopicOutbox:     sum(f.Outbox, f.Drafts, f.Rooms),
+		TopicWake:       sum(f.Wake, f.Rooms),
+		TopicMail:       sum(f.Mail),
+		TopicKnowledge:  sum(f.Knowledge),
+		TopicDelegation: sum(f.Delegation),
 	}, nil
 }
 

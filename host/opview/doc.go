@@ -5,7 +5,10 @@
 // state, lag and plugin health; every connector process of the identity
 // from its heartbeat (a process that stopped beating is shown stale, never
 // online); the rooms with their sync position and verification state; the
-// inbox; held drafts; the outbox.
+// inbox; held drafts; the outbox; the wake log and the background jobs'
+// leases; the mailboxes and the letters' metadata, a letter's text on its
+// own page only; the knowledge the agent submitted; the delegations it
+// granted and those naming it.
 //
 // It is read-only. Handlers hold a Source (source.go), plain data read
 // from the store's read-only pool and the process's own health, never the
@@ -16,6 +19,11 @@
 //
 //   - source.go: the Source interface and the pages' data types;
 //   - connsource.go: the Source of a running connector (FromConnector);
+//   - protocols.go: its reading of the protocol modules' pages: the wake
+//     log (the store's wake group), mail (the Mail module's local views, as
+//     the MCP resources read them; a letter's text from the store),
+//     knowledge submitted and delegation credentials seen (the records the
+//     Knowledge and Delegation modules keep in the store);
 //   - handler.go: the guards (security headers and CSP on every response,
 //     loopback peer, Host allowlist, cross-origin protection), the routes,
 //     the login exchange and POST /view/login for `apconnect view`;
@@ -30,18 +38,25 @@
 //   - static/: the page script (app.js: the stream and the live refresh)
 //     and style sheet. Nothing is fetched from anywhere else.
 //
-// Adding a page (a protocol module's: mailboxes and letters, knowledge
-// items, delegations; the wake log):
+// Pages: Status (/), Rooms (/rooms) and a room (/rooms/{key}), Inbox,
+// Outbox, Wake, Mail (/mail) and a letter (/mail/letters/{id}), Knowledge,
+// Delegations.
+//
+// Adding a page:
 //
 //  1. a Source method returning plain data types of this package
 //     (source.go), and the topic its changes fall under in Version;
-//  2. its reading in connsource.go, from the module's exported local views
-//     (never its tools, which may fetch, sign or mark read) or read methods
-//     of the store, and a part of store.ViewFingerprint for its tables;
+//  2. its reading in connsource.go (or protocols.go for a protocol
+//     module's), from the module's exported local views (never its tools,
+//     which may fetch, sign or mark read) or read methods of the store, and
+//     a part of store.ViewFingerprint for its tables;
 //  3. templates/<page>.html defining "content", every string through
-//     inert, and one pageDef line in pageList (pages.go);
+//     inert, and one pageDef line in pageList (pages.go; a page of one
+//     thing names the nav entry it lights in under);
 //  4. the tests: hostileSource (hostile_test.go) then fills every string
 //     of the new types; add the page to its path list, to
-//     TestPagesShowTheConnectorState with real data, and to the browser
-//     test (test/browser) with its screenshot.
+//     TestPagesShowTheConnectorState (a protocol module's page:
+//     TestProtocolPagesShowTheConnectorState) with real data made through
+//     the real tools, and to the browser test (test/browser) with its
+//     screenshot.
 package opview

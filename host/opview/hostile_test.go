@@ -80,6 +80,21 @@ func (hostileSource) Inbox(context.Context) (*opview.Inbox, error) {
 func (hostileSource) Outbox(context.Context) (*opview.Outbox, error) {
 	return filled[opview.Outbox](), nil
 }
+func (hostileSource) Wake(context.Context) (*opview.WakeLog, error) {
+	return filled[opview.WakeLog](), nil
+}
+func (hostileSource) Mail(context.Context) (*opview.Mail, error) {
+	return filled[opview.Mail](), nil
+}
+func (hostileSource) Letter(context.Context, int64) (*opview.LetterDetail, error) {
+	return filled[opview.LetterDetail](), nil
+}
+func (hostileSource) Knowledge(context.Context) (*opview.Knowledge, error) {
+	return filled[opview.Knowledge](), nil
+}
+func (hostileSource) Delegations(context.Context) (*opview.Delegations, error) {
+	return filled[opview.Delegations](), nil
+}
 func (hostileSource) Version(context.Context) (map[string]string, error) {
 	return map[string]string{}, nil
 }
@@ -105,7 +120,8 @@ func TestHostileStringsRenderInert(t *testing.T) {
 	defer srv.Close()
 	f := &fixture{t: t, view: v, addr: ln.Addr().String()}
 	c := f.login(t, browser(t))
-	for _, path := range []string{"/", "/rooms", "/rooms/7", "/inbox", "/outbox", "/rooms?fragment=1", "/nope"} {
+	for _, path := range []string{"/", "/rooms", "/rooms/7", "/inbox", "/outbox", "/wake", "/mail", "/mail/letters/7", "/knowledge",
+		"/delegations", "/rooms?fragment=1", "/mail/letters/7?fragment=1", "/nope"} {
 		a := f.get(t, c, path, nil)
 		if path != "/nope" && a.status != http.StatusOK {
 			t.Fatalf("%s: %d %s", path, a.status, a.body)

@@ -22,19 +22,22 @@ type pageDef struct {
 	title   string
 	topics  []string
 	load    func(ctx context.Context, src Source, r *http.Request) (any, error)
+	// under is the nav entry a page of one thing lights (it has none of
+	// its own); "" for a page in the nav.
+	under string
 }
 
 // pageList are the pages, in nav order.
 var pageList = []pageDef{
-	{name: "status", pattern: "/{$}", title: "Status", topics: Topics(),
+	{name: "status", pattern: "/{$}", title: "Status", topics: []string{TopicStatus, TopicRooms, TopicInbox, TopicOutbox},
 		load: func(ctx context.Context, src Source, _ *http.Request) (any, error) { return src.Status(ctx) }},
 	{name: "rooms", pattern: "/rooms", title: "Rooms", topics: []string{TopicRooms, TopicStatus},
 		load: func(ctx context.Context, src Source, _ *http.Request) (any, error) { return src.Rooms(ctx) }},
-	{name: "room", pattern: "/rooms/{key}", title: "Room", topics: []string{TopicRooms, TopicInbox, TopicStatus},
+	{name: "room", pattern: "/rooms/{key}", title: "Room", topics: []string{TopicRooms, TopicInbox, TopicStatus}, under: "rooms",
 		load: func(ctx context.Context, src Source, r *http.Request) (any, error) {
-			key, err := strconv.ParseInt(r.PathValue("key"), 10, 64)
-			if err != nil || key <= 0 {
-				return nil, ErrNotFound
+			key, err := pathID(r, "key")
+			if err != nil {
+				return nil, err
 			}
 			return src.Room(ctx, key)
 		}},
@@ -42,6 +45,31 @@ var pageList = []pageDef{
 		load: func(ctx context.Context, src Source, _ *http.Request) (any, error) { return src.Inbox(ctx) }},
 	{name: "outbox", pattern: "/outbox", title: "Outbox", topics: []string{TopicOutbox, TopicRooms},
 		load: func(ctx context.Context, src Source, _ *http.Request) (any, error) { return src.Outbox(ctx) }},
+	{name: "wake", pattern: "/wake", title: "Wake", topics: []string{TopicWake, TopicInbox},
+		load: func(ctx context.Context, src Source, _ *http.Request) (any, error) { return src.Wake(ctx) }},
+	{name: "mail", pattern: "/mail", title: "Mail", topics: []string{TopicMail},
+		load: func(ctx context.Context, src Source, _ *http.Request) (any, error) { return src.Mail(ctx) }},
+	{name: "letter", pattern: "/mail/letters/{id}", title: "Letter", topics: []string{TopicMail}, under: "mail",
+		load: func(ctx context.Context, src Source, r *http.Request) (any, error) {
+			id, err := pathID(r, "id")
+			if err != nil {
+				return nil, err
+			}
+			return src.Letter(ctx, id)
+		}},
+	{name: "knowledge", pattern: "/knowledge", title: "Knowledge", topics: []string{TopicKnowledge},
+		load: func(ctx context.Context, src Source, _ *http.Request) (any, error) { return src.Knowledge(ctx) }},
+	{name: "delegations", pattern: "/delegations", title: "Delegations", topics: []string{TopicDelegation},
+		load: func(ctx context.Context, src Source, _ *http.Request) (any, error) { return src.Delegations(ctx) }},
+}
+
+// pathID reads a positive local id from the path (ErrNotFound otherwise).
+func pathID(r *http.Request, name string) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, ErrNotFound
+	}
+	return id, nil
 }
 
 // navEntry is a link of the navigation bar.
@@ -67,7 +95,7 @@ type pageData struct {
 func (h *Handler) nav() []navEntry {
 	var out []navEntry
 	for _, p := range pageList {
-		if p.name == "room" {
+		if p.under != "" {
 			continue
 		}
 		path := p.pattern
@@ -94,8 +122,8 @@ func (h *Handler) page(p pageDef) http.HandlerFunc {
 			return
 		}
 		active := p.name
-		if active == "room" {
-			active = "rooms"
+		if p.under != "" {
+			active = p.under
 		}
 		pd := &pageData{Title: p.title, Nav: h.nav(), Active: active, Topics: strings.Join(p.topics, " "),
 			Identity: h.o.Identity, AgentID: h.o.AgentID, Now: h.o.Now().UnixMilli(), Data: data}
@@ -171,6 +199,10 @@ var funcs = template.FuncMap{
 	"hasPrefix": strings.HasPrefix,
 	"contains":  strings.Contains,
 	"roomURL":   func(key int64) string { return "/rooms/" + strconv.FormatInt(key, 10) },
+	"letterURL": func(id int64) string { return "/mail/letters/" + strconv.FormatInt(id, 10) },
+	"bytes":     byteSize,
+	"int64":     func(n int) int64 { return int64(n) },
+	"maxLetter": func() int { return MaxLetterRunes },
 	"plural":    text.Plural,
 }
 
@@ -238,4 +270,15 @@ func span(d time.Duration) string {
 		return strconv.Itoa(int(d/time.Hour)) + " h"
 	}
 	return strconv.Itoa(int(d/(24*time.Hour))) + " days"
+}
+
+// byteSize says how many bytes n is, in B, KiB or MiB.
+func byteSize(n int64) string {
+	switch {
+	case n < 1024:
+		return strconv.FormatInt(n, 10) + " B"
+	case n < 1024*1024:
+		return strconv.FormatFloat(float64(n)/1024, 'f', 1, 64) + " KiB"
+	}
+	return strconv.FormatFloat(float64(n)/(1024*1024), 'f', 1, 64) + " MiB"
 }

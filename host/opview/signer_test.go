@@ -8,7 +8,10 @@ import (
 
 	"apconnect/host/client"
 	"apconnect/host/connector"
+	"apconnect/host/connector/delegation"
 	"apconnect/host/connector/discourse"
+	"apconnect/host/connector/knowledge"
+	"apconnect/host/connector/mail"
 	"apconnect/host/engine"
 	"apconnect/host/identity"
 	"apconnect/host/keystore"
@@ -68,7 +71,8 @@ func TestHandlersCannotReachTheSigner(t *testing.T) {
 		reflect.TypeFor[engine.Engine](), reflect.TypeFor[engine.Gate](), reflect.TypeFor[connector.Connector](),
 		reflect.TypeFor[discourse.Module](), reflect.TypeFor[store.Store](), reflect.TypeFor[store.Tx](),
 		reflect.TypeFor[keystore.Key](), reflect.TypeFor[client.Host](), reflect.TypeFor[http.Client](),
-		reflect.TypeFor[identity.KeySigner](),
+		reflect.TypeFor[identity.KeySigner](), reflect.TypeFor[mail.Module](), reflect.TypeFor[knowledge.Module](),
+		reflect.TypeFor[delegation.Module](),
 	}
 	for _, root := range []reflect.Type{reflect.TypeOf(h), reflect.TypeOf(src), reflect.TypeFor[opview.Source]()} {
 		seen := map[reflect.Type]string{}

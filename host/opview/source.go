@@ -24,6 +24,18 @@ type Source interface {
 	Inbox(ctx context.Context) (*Inbox, error)
 	// Outbox is the held drafts and the outbox entries by state.
 	Outbox(ctx context.Context) (*Outbox, error)
+	// Wake is the wake log and the background jobs' leases.
+	Wake(ctx context.Context) (*WakeLog, error)
+	// Mail is the agent's mailboxes and its letters' metadata.
+	Mail(ctx context.Context) (*Mail, error)
+	// Letter is one letter with its text, by its local id (ErrNotFound
+	// when local state holds none the agent may read).
+	Letter(ctx context.Context, id int64) (*LetterDetail, error)
+	// Knowledge is what the agent submitted to Knowledge services.
+	Knowledge(ctx context.Context) (*Knowledge, error)
+	// Delegations is the credentials the agent granted or revoked and the
+	// ones naming it, as it last saw them.
+	Delegations(ctx context.Context) (*Delegations, error)
 	// Version digests the state by topic (TopicRooms, …): a topic's string
 	// changes when what its pages show may have changed.
 	Version(ctx context.Context) (map[string]string, error)
@@ -37,14 +49,20 @@ var ErrNotFound = errors.New("opview: not found")
 
 // Topics of Version: which part of the state changed.
 const (
-	TopicStatus = "status" // processes, plugins, live streams
-	TopicRooms  = "rooms"
-	TopicInbox  = "inbox"
-	TopicOutbox = "outbox" // the outbox and held drafts
+	TopicStatus     = "status" // processes, plugins, live streams
+	TopicRooms      = "rooms"
+	TopicInbox      = "inbox"
+	TopicOutbox     = "outbox" // the outbox and held drafts
+	TopicWake       = "wake"   // the wake log and leases
+	TopicMail       = "mail"   // mailboxes and letters
+	TopicKnowledge  = "knowledge"
+	TopicDelegation = "delegation"
 )
 
 // Topics lists the topics in a fixed order.
-func Topics() []string { return []string{TopicStatus, TopicRooms, TopicInbox, TopicOutbox} }
+func Topics() []string {
+	return []string{TopicStatus, TopicRooms, TopicInbox, TopicOutbox, TopicWake, TopicMail, TopicKnowledge, TopicDelegation}
+}
 
 // Status is the status page's data. Times are Unix ms (0: never).
 type Status struct {
@@ -306,4 +324,200 @@ type OutboxEntry struct {
 	// Held: waiting, unsent, because the grant it needs was withdrawn
 	// (its error says permission_denied).
 	Held bool
+}
+
+// WakeLog is the wake page's data: the newest wakes and the leases.
+type WakeLog struct {
+	Now    int64
+	Leases []Lease
+	Wakes  []Wake
+	// More says that older wakes are kept.
+	More bool
+}
+
+// Lease is a background job's lease: which process runs it.
+type Lease struct {
+	Job, Holder  string
+	Since, Until int64
+	// Lapsed: its holder stopped renewing it (Until passed).
+	Lapsed bool
+}
+
+// Wake is one delivery of an inbox item to a command or a session, and
+// what became of it.
+type Wake struct {
+	ID      int64
+	InboxID string
+	Kind    string
+	RoomKey int64 // the room's local key (0: none known)
+	Host    string
+	RoomID  string
+	Seq     int64
+	// Via is command, claude_channel or codex_stop; Label what the operator
+	// recognizes the target by; Holder the process that delivered it.
+	Via, Target, Label, Holder string
+	State                      string
+	CreatedAt                  int64
+	StartedAt                  int64
+	EndedAt                    int64
+	// Exited: the command exited, with ExitCode.
+	Exited   bool
+	ExitCode int
+	Error    string
+	// Output is the start of what the command wrote (cut to MaxItemRunes),
+	// OutputBytes how much it wrote in all.
+	Output      string
+	OutputBytes int64
+	OutputCut   bool // Output is not all of it
+	// ClaimedAt and AckedAt: when the agent claimed and acknowledged the
+	// item (0: not yet); AckState how.
+	ClaimedAt, AckedAt int64
+	AckState           string
+}
+
+// Mail is the mail page's data.
+type Mail struct {
+	Now int64
+	// Refusal says why the agent may read no mail (no origin grants
+	// mail.read); "" when it may. The page then lists nothing, as the
+	// agent's own views would.
+	Refusal   string
+	Mailboxes []Mailbox
+	Letters   []Letter // newest first, at most MaxLettersListed
+	// Total is how many letters the agent may read; Unread how many
+	// received ones it has not read.
+	Total, Unread int
+}
+
+// MaxLettersListed bounds the letters the mail page lists.
+const MaxLettersListed = 200
+
+// Mailbox is one of the agent's mailboxes (never its key: only whether
+// the key is held).
+type Mailbox struct {
+	MailboxID     string
+	Address       string
+	Routes        []string
+	Status        string
+	CreatedAt     int64
+	ExpiresAt     int64
+	ReceiveUntil  int64
+	Unread        int
+	KeyHeld       bool
+	PendingRoutes []string
+}
+
+// Letter is a letter's metadata: never its content.
+type Letter struct {
+	// ID is its local id, for its page (0: not found locally).
+	ID         int64
+	Direction  string // received or sent
+	MessageID  string
+	ThreadID   string
+	From, To   string
+	MailboxID  string
+	InReplyTo  string
+	CreatedAt  int64
+	ExpiresAt  int64
+	ReceivedAt int64
+	// Unread: a received letter the agent has not read.
+	Unread bool
+	// Delivery is a sent letter's delivery state (delivered, queued);
+	// Route the relay that accepted it; DeliveryError the last failure of
+	// a queued one.
+	Delivery      string
+	Route         string
+	AcceptedAt    int64
+	DeliveryError string
+	Size          int64
+	Parts         int
+}
+
+// LetterDetail is a letter's page: its metadata, subject and parts, the
+// text of its text parts cut to MaxLetterRunes.
+type LetterDetail struct {
+	Letter
+	Now        int64
+	Subject    string
+	HasSubject bool
+	Parts      []LetterPart
+	// Invalid says why the stored message could not be read ("" when it
+	// could).
+	Invalid string
+}
+
+// MaxLetterRunes cuts a text part on a letter's page.
+const MaxLetterRunes = 20000
+
+// LetterPart is one part of a letter.
+type LetterPart struct {
+	MediaType string
+	Name      string
+	Size      int64
+	// IsText: a text/* part, whose Text is shown; Cut says it was cut,
+	// Runes how long it is in all.
+	IsText bool
+	Text   string
+	Cut    bool
+	Runes  int
+}
+
+// Knowledge is the knowledge page's data.
+type Knowledge struct {
+	Now         int64
+	Submissions []Submission
+}
+
+// Submission is one submission a service accepted, with every service's
+// answer.
+type Submission struct {
+	ID, Type string
+	// Kind and Title (an assessment's summary, a retraction's reason),
+	// Target and Verdict are what it is about.
+	Kind, Title, Target, Verdict string
+	CreatedAt                    int64
+	SubmittedAt                  int64
+	UpdatedAt                    int64
+	Results                      []SubmissionResult
+}
+
+// SubmissionResult is one service's answer.
+type SubmissionResult struct {
+	Service    string
+	Accepted   bool
+	Seq        int64
+	AcceptedAt int64
+	Code       string
+	Message    string
+}
+
+// Delegations is the delegations page's data.
+type Delegations struct {
+	Now  int64
+	Self string
+	// Granted are the credentials this agent signed an event of; Held the
+	// ones naming it as subject (a credential it granted itself is in
+	// both).
+	Granted, Held []Credential
+}
+
+// Credential is a delegation credential as the agent last saw it.
+type Credential struct {
+	Service, ID         string
+	Principal, Subject  string
+	Controller, EventID string
+	Status              string // as of when it was seen; expired once past ExpiresAt
+	Scopes, Audiences   []string
+	ExpiresAt           int64 // 0: none
+	AcceptedAt          int64
+	Signed              bool
+	Source              string // the tool that last returned it
+	SeenAt              int64
+	// Checked: the last check of its latest event said Verified and
+	// Usable for Audience at CheckedAt, with Reasons.
+	Checked          bool
+	Audience         string
+	Verified, Usable bool
+	Reasons          []string
+	CheckedAt        int64
 }

@@ -24,6 +24,8 @@ func groups() []sqlitedb.Group {
 		{Name: "ops", Migrations: opsMigrations},
 		{Name: "wake", Migrations: wakeMigrations},
 		{Name: "mail", Migrations: mailMigrations},
+		{Name: "knowledge", Migrations: knowledgeMigrations},
+		{Name: "delegation", Migrations: delegationMigrations},
 	}
 }
 

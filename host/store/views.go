@@ -98,6 +98,10 @@ func (q Q) RecentOutbox(ctx context.Context, state string, limit int) ([]*Outbox
 // part: each string changes when the rows behind that part change.
 type Fingerprint struct {
 	Rooms, Inbox, Outbox, Drafts, Processes string
+	// Wake is the wake log and leases; Mail the own cards, pending
+	// publications and letters; Knowledge the submissions recorded;
+	// Delegation the credentials recorded.
+	Wake, Mail, Knowledge, Delegation string
 }
 
 // ViewFingerprint reads the digest with one aggregate query per part (no
@@ -115,6 +119,15 @@ func (q Q) ViewFingerprint(ctx context.Context) (*Fingerprint, error) {
 		{&f.Outbox, `SELECT COUNT(*) || ':' || COALESCE(MAX(id), 0) || ':' || TOTAL(updated_at) || ':' || TOTAL(attempts) FROM outbox`},
 		{&f.Drafts, `SELECT COUNT(*) || ':' || COALESCE(MAX(rid), 0) FROM drafts`},
 		{&f.Processes, `SELECT COUNT(*) || ':' || COALESCE(MAX(beat_at), 0) || ':' || TOTAL(stopped_at) || ':' || TOTAL(calls) FROM heartbeats`},
+		{&f.Wake, `SELECT (SELECT COUNT(*) || ':' || COALESCE(MAX(id), 0) || ':' || TOTAL(started_at) || ':' || TOTAL(ended_at) || ':' ||
+			TOTAL(claimed_at) || ':' || TOTAL(acked_at) || ':' || TOTAL(LENGTH(state)) FROM wake_log) || '/' ||
+			(SELECT COUNT(*) || ':' || TOTAL(since) || ':' || TOTAL(until) FROM wake_leases)`},
+		{&f.Mail, `SELECT (SELECT COUNT(*) || ':' || COALESCE(MAX(id), 0) || ':' || TOTAL(read) || ':' || TOTAL(accepted_at) || ':' ||
+			TOTAL(LENGTH(delivery)) || ':' || TOTAL(LENGTH(last_error)) FROM mail_letters) || '/' ||
+			(SELECT COUNT(*) || ':' || TOTAL(nonce) || ':' || TOTAL(receive_until) FROM mail_cards) || '/' ||
+			(SELECT COUNT(*) || ':' || TOTAL(LENGTH(routes)) FROM mail_pending)`},
+		{&f.Knowledge, `SELECT COUNT(*) || ':' || TOTAL(updated_at) || ':' || TOTAL(LENGTH(results)) FROM knowledge_submitted`},
+		{&f.Delegation, `SELECT COUNT(*) || ':' || TOTAL(seen_at) || ':' || TOTAL(checked_at) || ':' || TOTAL(signed) FROM delegation_credentials`},
 	}
 	for _, p := range parts {
 		if err := q.queryRow(ctx, p.query).Scan(p.dst); err != nil {
@@ -122,4 +135,29 @@ func (q Q) ViewFingerprint(ctx context.Context) (*Fingerprint, error) {
 		}
 	}
 	return &f, nil
+}
+
+// LetterRef is a stored letter's id and key, without its content.
+type LetterRef struct {
+	ID                           int64
+	Direction, Sender, MessageID string
+}
+
+// LetterRefs lists the id and key of every stored letter, in the order
+// they were stored (no blob is read).
+func (q Q) LetterRefs(ctx context.Context) ([]LetterRef, error) {
+	rows, err := q.query(ctx, `SELECT id, direction, sender, message_id FROM mail_letters ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []LetterRef
+	for rows.Next() {
+		var r LetterRef
+		if err := rows.Scan(&r.ID, &r.Direction, &r.Sender, &r.MessageID); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }

@@ -160,10 +160,11 @@ func jsString(s string) string {
 }
 
 // The operator's view in headless Chromium: a hub, two agents (alice,
-// whose serve is viewed, with a plugin; bob, who mentions her), the login
-// through the printed URL, every page, a message that appears without a
-// reload within two seconds, the plain "disconnected" once serve stops, and
-// a screenshot of each page in docs/opview/.
+// whose serve is viewed, with a plugin and a wake command; bob, who
+// mentions her, writes her a letter and grants her a delegation), the
+// login through the printed URL, every page, a message that appears
+// without a reload within two seconds, the plain "disconnected" once serve
+// stops, and a screenshot of each page in docs/opview/.
 func TestOperatorViewInChromium(t *testing.T) {
 	bin := build(t)
 	h := hubtest.Start(t, hubtest.WithOptions(func(o *hub.Options) {
@@ -184,6 +185,8 @@ func TestOperatorViewInChromium(t *testing.T) {
 	bob.call(t, "room_join", map[string]any{"host": h.Origin(), "room_id": roomID, "role": "speaker"})
 	mention := "Alice, can you review <b>the release notes</b> before Friday?"
 	bob.call(t, "room_send_message", map[string]any{"host": h.Origin(), "room_id": roomID, "content": mention, "mentions": []any{aliceID}})
+	bobID, _ := bob.call(t, "identity_current", nil)["agent_id"].(string)
+	protocolState(t, h, alice, bob, aliceID, bobID)
 
 	login, hostport, serve := alice.serve(t)
 	d := startDriver(t)
@@ -221,6 +224,10 @@ func TestOperatorViewInChromium(t *testing.T) {
 	d.open("http://" + hostport + "/outbox")
 	d.waitFor("the outbox page", `document.getElementById("outbox-done") && document.getElementById("outbox-done").innerText.includes("room_")`, 5*time.Second)
 	d.screenshot(filepath.Join(screenshotDir, "outbox.png"))
+
+	// The protocol modules' pages: wake, mail and a letter, knowledge,
+	// delegations.
+	visitProtocolPages(t, d, hostport)
 
 	// The room, and a new message that appears without a reload.
 	d.open("http://" + hostport + href)

@@ -15,6 +15,7 @@ import (
 	"apconnect/host/engine"
 	"apconnect/host/identity"
 	proto "apconnect/host/proto/delegation"
+	"apconnect/host/store"
 )
 
 // DelegationCheck is agent_protocols_delegation_check: a relying party's
@@ -78,6 +79,14 @@ func (m *Module) DelegationCheck(ctx context.Context, in DelegationCheckInput) (
 	}
 	_ = g.Wait()
 	m.rememberCheck(key, ids)
+	now := m.NowMS()
+	seen := make([]sighting, len(page.Credentials))
+	for i, cred := range page.Credentials {
+		v := out.Delegations[i]
+		seen[i] = sighting{cred: cred, check: &store.DelegationVerdict{Audience: in.Audience, Verified: v.Verified, Usable: v.Usable,
+			Reasons: v.Reasons, At: now}}
+	}
+	m.record(ctx, svc.Origin(), store.DelegationFromCheck, seen)
 	return out, nil
 }
 

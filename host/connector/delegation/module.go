@@ -36,7 +36,8 @@ const OutboxDelegation = "delegation_write"
 
 // Module is the Agent Delegation part of the connector, with one exported
 // method per Delegation tool. It keeps no state but the nonce and the outbox
-// entries of its writes (the engine's).
+// entries of its writes (the engine's) and, for the operator's view, a
+// record of the credentials it signed or that name it (record.go).
 type Module struct {
 	*engine.Engine
 	mu         sync.Mutex

@@ -139,6 +139,11 @@ func (m *Module) DelegationsList(ctx context.Context, in DelegationsListInput) (
 		}
 		out.Delegations = append(out.Delegations, cred.Value())
 	}
+	seen := make([]sighting, len(page.Credentials))
+	for i, cred := range page.Credentials {
+		seen[i] = sighting{cred: cred}
+	}
+	m.record(ctx, svc.Origin(), store.DelegationFromList, seen)
 	return out, nil
 }
 
@@ -232,6 +237,11 @@ func (m *Module) write(ctx context.Context, principalID, id string, event func(d
 	}
 	raw, _ := json.Marshal(sent.Result.Raw)
 	m.Done(ctx, sent.Outbox, raw)
+	source := store.DelegationFromGrant
+	if ev.Type == proto.TypeRevoke {
+		source = store.DelegationFromRevoke
+	}
+	m.record(ctx, svc.Origin(), source, []sighting{{cred: sent.Result.Credential, signed: true}})
 	return &DelegationWriteResult{Credential: sent.Result.Credential.Value(), Envelope: envelopeValue(sent.Envelope)}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -147,6 +148,22 @@ func TestPublishReadSearchStatus(t *testing.T) {
 	st = must[*knowledge.StatusResult](t, "agent_protocols_knowledge_status")(bob.Status(ctx, "s1", knowledge.StatusInput{Service: H, ID: hy}))
 	if st.Status != rules.StatusRetracted || !slices.Equal(st.Retractions, []string{ret.ID}) || !slices.Equal(st.Successors, []string{succ}) {
 		t.Fatalf("status after retraction: %+v", st)
+	}
+	// Each agent's local record holds what it submitted and the hub
+	// accepted, described from the payload; bob's refused retraction is
+	// not in it.
+	rec := alice.recorded(t)
+	if r := rec[q]; len(rec) != 4 || r.Type != rules.TypePublish || r.Kind != "question" || r.Title != "Which cache key?" ||
+		len(r.Results) != 1 || r.Results[0] != (store.KnowledgeResult{Service: H, Seq: 1, AcceptedAt: r.Results[0].AcceptedAt}) ||
+		r.Results[0].AcceptedAt == 0 || r.SubmittedAt == 0 {
+		t.Fatalf("alice's record: %+v", rec)
+	}
+	if r := rec[ret.ID]; r.Type != rules.TypeRetract || r.Target != hy || r.Title != "Superseded." || r.Kind != "" {
+		t.Fatalf("the retraction's record: %+v", r)
+	}
+	rec = bob.recorded(t)
+	if r := rec[as.ID]; len(rec) != 1 || r.Target != hy || r.Verdict != "supports" || r.Title != "It reproduces." || r.Results[0].Seq != 3 {
+		t.Fatalf("bob's record: %+v", rec)
 	}
 	if _, err := bob.Status(ctx, "s1", knowledge.StatusInput{Service: H, ID: strings.Repeat("A", 43)}); code(err) != engine.CodeNotFound {
 		t.Fatalf("status of an unknown event: %v", err)
@@ -299,10 +316,17 @@ func TestSubmitToSeveralServices(t *testing.T) {
 	if len(pending) != 1 || pending[0].EventID != res.ID {
 		t.Fatalf("pending outbox entries: %+v", pending)
 	}
+	half := res.ID
+	if r := a.recorded(t)[half]; r.Title != "Half" || !maps.Equal(outcomes(r), map[string]any{h1.Origin(): int64(2), h2.Origin(): engine.CodeSubmissionPending}) {
+		t.Fatalf("the record of a half-accepted submission: %+v", r)
+	}
 	_, err := a.Submit(ctx, "s1", knowledge.SubmitInput{Services: []string{h2.Origin()}, Type: rules.TypePublish,
 		Payload: payload(t, publication("observation", "Lost", "Only to the unreachable one.", nil))})
 	if code(err) != engine.CodeSubmissionPending {
 		t.Fatalf("every service unreachable: %v", err)
+	}
+	if rec := a.recorded(t); len(rec) != 2 {
+		t.Fatalf("a submission no service accepted yet is recorded: %+v", rec)
 	}
 	fail.Store(false)
 	connectortest.Eventually(t, 5*time.Second, "the background resubmission", func() bool {
@@ -316,6 +340,21 @@ func TestSubmitToSeveralServices(t *testing.T) {
 	}
 	if rec, err := kc.Event(ctx, res.ID); err != nil || rec.ID() != res.ID {
 		t.Fatalf("the resubmitted event at the second hub: %v", err)
+	}
+	// The resubmission completed the records: the half-accepted one
+	// accepted by both now, the lost one recorded with its one service.
+	rec := a.recorded(t)
+	if len(rec) != 3 || !maps.Equal(outcomes(rec[half]), map[string]any{h1.Origin(): int64(2), h2.Origin(): int64(2)}) {
+		t.Fatalf("records after the resubmission: %+v", rec)
+	}
+	lost := 0
+	for _, r := range rec {
+		if r.Title == "Lost" && maps.Equal(outcomes(r), map[string]any{h2.Origin(): int64(3)}) {
+			lost++
+		}
+	}
+	if lost != 1 {
+		t.Fatalf("the lost submission's record: %+v", rec)
 	}
 	// Refused everywhere: the first error, and the entry closed as failed.
 	_, err = a.Submit(ctx, "s1", knowledge.SubmitInput{Services: both, Type: rules.TypeRetract,

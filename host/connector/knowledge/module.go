@@ -3,7 +3,9 @@
 // query, get, search and status — each reading a service through the
 // checked client of host/client (KnowledgeService) with the rules of
 // host/proto/knowledge. It keeps no state of its own but the outbox entry
-// of a submission whose outcome is unknown and a discovery cache.
+// of a submission whose outcome is unknown, a discovery cache and, for the
+// operator's view, a record of each submission a service accepted
+// (record.go).
 package knowledge
 
 import (

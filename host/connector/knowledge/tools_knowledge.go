@@ -132,6 +132,9 @@ func (c *Module) Submit(ctx context.Context, sess engine.SessionID, in SubmitInp
 			firstErr = err
 		}
 	}
+	if accepted {
+		c.record(ctx, env, out.Results)
+	}
 	c.settle(ctx, id, out, accepted, unknown, firstErr)
 	if !accepted {
 		return nil, engine.Wrap(firstErr)
@@ -259,6 +262,9 @@ func (r resubmitter) Resubmit(ctx context.Context, e *store.OutboxEntry, env *id
 		if firstErr == nil {
 			firstErr = err
 		}
+	}
+	if accepted {
+		r.c.record(ctx, env, results)
 	}
 	switch {
 	case unknown:
