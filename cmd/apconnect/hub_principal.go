@@ -105,7 +105,7 @@ func runPrincipalPut(ctx context.Context, e *env, dataFlag string, args []string
 			}
 		}
 	}
-	fmt.Fprintf(e.stdout, "principal %s: %d controllers, %d retired, updated_at %d\n", name,
+	fmt.Fprintf(e.stdout, "principal %s: controllers %d, retired %d, updated_at %d\n", name,
 		len(p.Document.Controllers), len(p.Document.RetiredControllers), p.Document.UpdatedAt)
 	printPrincipalURL(e, p)
 	return nil

@@ -46,7 +46,12 @@ func TestUnknownCommandAndFlag(t *testing.T) {
 func TestVersion(t *testing.T) {
 	t.Parallel()
 	code, out, _ := runCLI(t, "version")
-	if code != 0 || !strings.Contains(out, "agent-discourse/1.0") {
+	if code != 0 {
 		t.Fatalf("code %d, out %q", code, out)
+	}
+	for _, p := range []string{"agent-identity/1.0", "agent-profile/1.0", "agent-discourse/1.0", "agent-mail/1.0", "agent-knowledge/1.0", "agent-delegation/1.0"} {
+		if !strings.Contains(out, "\n  "+p+"\n") {
+			t.Errorf("version does not list %s: %q", p, out)
+		}
 	}
 }

@@ -6,13 +6,20 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+
+	"apconnect/host/proto/adp"
+	"apconnect/host/proto/delegation"
+	"apconnect/host/proto/knowledge"
+	"apconnect/host/proto/mail"
+	"apconnect/host/proto/profile"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
-// Protocols lists the protocol versions this build implements.
-var protocols = []string{"agent-identity/1.0", "agent-profile/1.0", "agent-discourse/1.0"}
+// protocols lists the protocol versions this build implements: Agent
+// Identity and the protocol of each connector module (and hub service).
+var protocols = []string{"agent-identity/1.0", profile.Protocol, adp.Protocol, mail.Protocol, knowledge.Protocol, delegation.Protocol}
 
 func init() {
 	register(&command{

@@ -80,7 +80,7 @@ func TestHubPrincipalCommands(t *testing.T) {
 	}
 
 	code, out, errOut := apconnect(t, "hub", "principal", "put", "--data", dir, "--name", "acme", "--controller", alice, "--controller", bob)
-	if code != 0 || !strings.Contains(out, "principal acme: 2 controllers, 0 retired") || !strings.Contains(out, "served at "+url) {
+	if code != 0 || !strings.Contains(out, "principal acme: controllers 2, retired 0") || !strings.Contains(out, "served at "+url) {
 		t.Fatalf("put: %d %s %s", code, out, errOut)
 	}
 	d := served(func(d *delegation.PrincipalDocument) bool { return len(d.Controllers) == 2 })
