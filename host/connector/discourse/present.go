@@ -42,6 +42,20 @@ func (c *Module) syncState(ctx context.Context, q store.Q, rr *roomRef, sess Ses
 }
 
 func (c *Module) syncStateRow(ctx context.Context, q store.Q, host string, row *store.Room, sess SessionID) (SyncState, error) {
+	return c.syncStateWith(ctx, q, host, row, sess, nil)
+}
+
+// presentedHead is the head presented to a session for a room (ok false:
+// none yet).
+type presentedHead struct {
+	seq  int64
+	hash string
+	ok   bool
+}
+
+// syncStateWith is syncStateRow with the session's presented head already
+// known (nil: read it).
+func (c *Module) syncStateWith(ctx context.Context, q store.Q, host string, row *store.Room, sess SessionID, pres *presentedHead) (SyncState, error) {
 	s := SyncState{
 		Host: host, RoomID: row.RoomID, HeadSeq: row.HeadSeq, HeadHash: row.HeadHash, SyncedSeq: row.SyncedSeq,
 		RemoteSeq: max(row.RemoteSeq, row.SyncedSeq), Subscribed: row.Subscribed || row.SelfState == "active",
@@ -52,14 +66,15 @@ func (c *Module) syncStateRow(ctx context.Context, q store.Q, host string, row *
 		return s, engine.Wrap(err)
 	}
 	s.UnreadCount = n
-	if sess != "" {
+	if sess != "" && pres == nil {
 		seq, hash, ok, err := q.Presented(ctx, string(sess), row.Key)
 		if err != nil {
 			return s, engine.Wrap(err)
 		}
-		if ok {
-			s.PresentedSeq, s.PresentedHash = seq, hash
-		}
+		pres = &presentedHead{seq: seq, hash: hash, ok: ok}
+	}
+	if sess != "" && pres.ok {
+		s.PresentedSeq, s.PresentedHash = pres.seq, pres.hash
 	}
 	if f := row.Failure; f != nil {
 		s.Verification = &Verification{Status: "failed", Seq: f.Seq, Code: f.Code, Message: f.Message, At: f.At}

@@ -59,7 +59,7 @@ func (c *Module) RoomTimeline(ctx context.Context, sess SessionID, in RoomTimeli
 		after = row.ReadSeq
 	}
 	evs, err := c.Store.Read().Timeline(ctx, row.Key, store.TimelineQuery{AfterSeq: after, BeforeSeq: in.BeforeSeq,
-		Types: in.Types, Actors: in.Actors, Limit: limit + 1, Records: in.IncludeRecords})
+		Types: in.Types, Actors: in.Actors, Limit: limit + 1, Records: in.IncludeRecords, ItemsOnly: true})
 	if err != nil {
 		return nil, engine.Wrap(err)
 	}
@@ -75,10 +75,19 @@ func (c *Module) RoomTimeline(ctx context.Context, sess SessionID, in RoomTimeli
 	if more {
 		out.NextAfterSeq = engine.Ptr(evs[len(evs)-1].Seq)
 	}
-	if err := c.presentAndMark(ctx, sess, in, row, after, more, evs); err != nil {
+	pres, marked, err := c.presentAndMark(ctx, sess, in, row, after, more, evs)
+	if err != nil {
 		return nil, err
 	}
-	out.Sync, err = c.syncState(ctx, c.Store.Read(), rr, sess)
+	// The sync state of the row read before the items (again when the read
+	// cursor moved) and of the head now presented.
+	q := c.Store.Read()
+	if marked {
+		if rr.row, err = q.Room(ctx, row.Key); err != nil {
+			return nil, engine.Wrap(err)
+		}
+	}
+	out.Sync, err = c.syncStateWith(ctx, q, rr.h.origin, rr.row, sess, &pres)
 	if err != nil {
 		return nil, err
 	}
@@ -95,12 +104,15 @@ func (c *Module) RoomTimeline(ctx context.Context, sess SessionID, in RoomTimeli
 // read when asked: a contiguous, unfiltered read starting at or before the
 // presented head presents the latest head among its items (the room's
 // head when it reached the end); mark_read moves the read cursor through
-// its last item and resolves the room.message.new items it covers.
-func (c *Module) presentAndMark(ctx context.Context, sess SessionID, in RoomTimelineInput, row *store.Room, after int64, more bool, evs []store.Event) error {
-	pSeq, _, pOK, err := c.presented(ctx, sess, row.Key)
+// its last item and resolves the room.message.new items it covers. It
+// returns the head presented to the session afterwards and whether the
+// read cursor was moved.
+func (c *Module) presentAndMark(ctx context.Context, sess SessionID, in RoomTimelineInput, row *store.Room, after int64, more bool, evs []store.Event) (presentedHead, bool, error) {
+	pSeq, pHash, pOK, err := c.presented(ctx, sess, row.Key)
 	if err != nil {
-		return err
+		return presentedHead{}, false, err
 	}
+	pres := presentedHead{seq: pSeq, hash: pHash, ok: pOK}
 	var presentSeq int64
 	var presentHash string
 	if len(in.Types) == 0 && len(in.Actors) == 0 && (!pOK || after <= pSeq) {
@@ -120,12 +132,15 @@ func (c *Module) presentAndMark(ctx context.Context, sess SessionID, in RoomTime
 	if in.MarkRead && len(evs) > 0 {
 		markThrough = evs[len(evs)-1].Seq
 	}
+	if sess == "" {
+		presentSeq = 0 // no session to present to
+	}
 	if presentSeq == 0 && markThrough == 0 {
-		return nil
+		return pres, false, nil
 	}
 	now := c.NowMS()
-	return engine.Wrap(c.Store.Write(ctx, func(tx *store.Tx) error {
-		if presentSeq > 0 && sess != "" {
+	err = c.Store.Write(ctx, func(tx *store.Tx) error {
+		if presentSeq > 0 {
 			if err := tx.TouchSession(ctx, string(sess), now); err != nil {
 				return err
 			}
@@ -141,7 +156,14 @@ func (c *Module) presentAndMark(ctx context.Context, sess SessionID, in RoomTime
 			return tx.ResolveRead(ctx, row.Key, cur)
 		}
 		return nil
-	}))
+	})
+	if err != nil {
+		return presentedHead{}, false, engine.Wrap(err)
+	}
+	if presentSeq > 0 {
+		pres = presentedHead{seq: presentSeq, hash: presentHash, ok: true}
+	}
+	return pres, markThrough > 0, nil
 }
 
 // RoomMarkRead is agent_protocols_room_mark_read: move the room's read
