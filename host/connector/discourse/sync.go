@@ -239,12 +239,18 @@ func (c *Module) fetchPages(ctx context.Context, h *hostState, roomID string, af
 	}
 }
 
+// firstHistoryPage bounds the first history read of a sync: the checks
+// start on its records while the next, full page is read, instead of
+// waiting for a whole page to arrive.
+const firstHistoryPage = 100
+
 // readPages is the reading stage of fetchPages.
 func (c *Module) readPages(ctx context.Context, h *hostState, roomID string, after int64, out chan<- fetchedPage) {
 	defer close(out)
 	sent := false
+	limit := min(c.opts.HistoryPage, firstHistoryPage)
 	for {
-		page, err := h.client.Events(ctx, roomID, client.EventsQuery{AfterSeq: after, Limit: c.opts.HistoryPage})
+		page, err := h.client.Events(ctx, roomID, client.EventsQuery{AfterSeq: after, Limit: limit})
 		if err != nil {
 			select {
 			case out <- fetchedPage{err: err}:
@@ -261,10 +267,10 @@ func (c *Module) readPages(ctx context.Context, h *hostState, roomID string, aft
 			return
 		}
 		sent = true
-		if len(page.Items) == 0 || len(page.Items) < c.opts.HistoryPage && page.NextCursor == "" {
+		if len(page.Items) == 0 || len(page.Items) < limit && page.NextCursor == "" {
 			return
 		}
-		after = page.Items[len(page.Items)-1].Seq
+		after, limit = page.Items[len(page.Items)-1].Seq, c.opts.HistoryPage
 	}
 }
 
