@@ -91,9 +91,6 @@ func withHTTP(f func(origin string, roots *x509.CertPool) (*http.Client, error))
 	return connectortest.WithHTTP(f)
 }
 
-// check validates a tool result against the catalog's output schema.
-func check(t testing.TB, tool string, v any) { t.Helper(); connectortest.Check(t, tool, v) }
-
 // must fails the test on error and validates the result.
 func must[T any](t testing.TB, tool string) func(v T, err error) T {
 	return connectortest.Must[T](t, tool)

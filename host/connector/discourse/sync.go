@@ -21,11 +21,9 @@ import (
 // 1000).
 const DefaultHistoryPage = 1000
 
-// lock keys: syncs of a room are serialized, and so are its writes, and
-// the signed submissions to one service.
+// lock keys: syncs of a room are serialized, and so are its writes.
 type syncKey int64
 type writeKey int64
-type submitKey string
 
 // syncOptions tune syncRoom.
 type syncOptions struct {
