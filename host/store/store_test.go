@@ -658,3 +658,38 @@ func TestRoomsByID(t *testing.T) {
 		}
 	}
 }
+
+// A write transaction makes a query's statement once and reuses it; the
+// next transaction makes its own; prepared or not, it works.
+func TestWriteReusesStatements(t *testing.T) {
+	t.Parallel()
+	s := open(t, t.TempDir(), 10)
+	ctx := context.Background()
+	var seen []*sql.Stmt
+	for range 2 {
+		mustWrite(t, s, func(tx *Tx) error {
+			for _, q := range []string{`SELECT COUNT(*) FROM rooms`, `SELECT COUNT(*) FROM events`} {
+				a, err := tx.prepared(ctx, q)
+				if err != nil {
+					return err
+				}
+				b, err := tx.prepared(ctx, q)
+				if err != nil {
+					return err
+				}
+				if a != b {
+					t.Errorf("%s: two statements in one transaction", q)
+				}
+				var n int
+				if err := b.QueryRowContext(ctx).Scan(&n); err != nil || n != 0 {
+					t.Errorf("%s: %d, %v", q, n, err)
+				}
+				seen = append(seen, a)
+			}
+			return nil
+		})
+	}
+	if seen[0] == seen[2] || seen[1] == seen[3] {
+		t.Fatal("two transactions shared a statement")
+	}
+}
