@@ -174,11 +174,18 @@ func (pr *Prepared) EnvelopeIDs() []string {
 }
 
 // Wait returns once every check of the batch ran.
-func (pr *Prepared) Wait() {
-	if pr.done != nil {
-		<-pr.done
+func (pr *Prepared) Wait() { <-pr.Done() }
+
+// Done is closed once every check of the batch ran.
+func (pr *Prepared) Done() <-chan struct{} {
+	if pr.done == nil {
+		return closed
 	}
+	return pr.done
 }
+
+// closed is a closed channel: the Done of a batch whose checks all ran.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // ready waits until the checks of record i ran.
 func (pr *Prepared) ready(i int) {

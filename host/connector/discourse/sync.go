@@ -76,9 +76,14 @@ func (c *Module) syncRoom(ctx context.Context, h *hostState, key int64, roomID s
 	// History pages are fetched and their signatures verified on every
 	// core while the records before them are applied (fetchPages).
 	pctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	pages := make(chan fetchedPage, 1)
 	go c.fetchPages(pctx, h, roomID, pos.SyncedSeq, pages)
+	defer func() {
+		// Nothing is read from the host once the sync returned.
+		cancel()
+		for range pages {
+		}
+	}()
 	first := true
 	start, applied := time.Now(), 0
 	for pg := range pages {
@@ -214,11 +219,16 @@ type fetchedPage struct {
 // the caller's in-order pass follows the workers record by record, and the
 // next page's checks start as soon as this page's ran, while the caller
 // still applies it. The checks run in page order, at most two pages ahead
-// of the page being applied (the one sent and waiting, and the next).
+// of the page being applied (the one sent and waiting, and the next). It
+// returns, closing out, only once readPages returned.
 func (c *Module) fetchPages(ctx context.Context, h *hostState, roomID string, after int64, out chan<- fetchedPage) {
 	defer close(out)
 	read := make(chan fetchedPage, 1)
 	go c.readPages(ctx, h, roomID, after, read)
+	defer func() {
+		for range read { // the reader ends too (ctx is done or it read the end)
+		}
+	}()
 	for pg := range read {
 		if ctx.Err() != nil {
 			return
@@ -232,7 +242,11 @@ func (c *Module) fetchPages(ctx context.Context, h *hostState, roomID string, af
 			return
 		}
 		if pg.prep != nil {
-			pg.prep.Wait()
+			select {
+			case <-pg.prep.Done():
+			case <-ctx.Done():
+				return
+			}
 		}
 	}
 }
