@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 
 	"apconnect/host/identity"
 	"apconnect/host/internal/parallel"
@@ -134,21 +135,31 @@ func (m EnvelopeSeqs) Add(applied []Applied) {
 }
 
 // Prepared is a batch of records whose state-independent checks — record
-// hash, envelope hash and strict signature — ran (in parallel), with each
-// record's canonical JSON. Preparing the next history page while the
-// current one is applied overlaps the two.
+// hash, envelope hash and strict signature — ran (in parallel), or are
+// running (PrepareAsync), with each record's canonical JSON. Preparing the
+// next history page while the current one is applied overlaps the two.
 type Prepared struct {
 	recs []*adp.Record
 	errs []error
 	raw  [][]byte
+	// chunks[k] is closed once the checks of records
+	// [k*prepareChunk, (k+1)*prepareChunk) ran; nil when all of them ran
+	// before the Prepared was returned.
+	chunks []chan struct{}
+	done   chan struct{} // closed once every chunk is closed (PrepareAsync)
 }
+
+// prepareChunk is how many records a worker of PrepareAsync checks at a
+// time: small enough that the in-order pass follows the workers closely,
+// large enough that handing chunks out costs nothing next to the checks.
+const prepareChunk = 16
 
 // Records returns the prepared records.
 func (pr *Prepared) Records() []*adp.Record { return pr.recs }
 
 // EnvelopeIDs returns the event hashes the prepared records carry (redacted
 // records keep theirs), for a store lookup of the envelope index before
-// ProcessPrepared.
+// ProcessPrepared. It does not wait for the checks.
 func (pr *Prepared) EnvelopeIDs() []string {
 	ids := make([]string, 0, len(pr.recs))
 	for _, rec := range pr.recs {
@@ -162,10 +173,69 @@ func (pr *Prepared) EnvelopeIDs() []string {
 	return ids
 }
 
+// Wait returns once every check of the batch ran.
+func (pr *Prepared) Wait() { <-pr.Done() }
+
+// Done is closed once every check of the batch ran.
+func (pr *Prepared) Done() <-chan struct{} {
+	if pr.done == nil {
+		return closed
+	}
+	return pr.done
+}
+
+// closed is a closed channel: the Done of a batch whose checks all ran.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// ready waits until the checks of record i ran.
+func (pr *Prepared) ready(i int) {
+	if pr.chunks != nil {
+		<-pr.chunks[i/prepareChunk]
+	}
+}
+
 // Prepare runs the state-independent checks of records in parallel.
 func (p *Processor) Prepare(recs []*adp.Record) *Prepared {
 	errs, raw := p.precheck(recs, 0)
 	return &Prepared{recs: recs, errs: errs, raw: raw}
+}
+
+// PrepareAsync starts the state-independent checks of records on the
+// Processor's workers, a chunk of records at a time in order, and returns
+// at once: ProcessPrepared waits for each record's checks before it uses
+// them, so the in-order pass over the first records runs while the workers
+// check the later ones, and Wait says when all of them ran. The checks
+// always run to the end (a batch is at most a history page), so a
+// ProcessPrepared never waits for ever.
+func (p *Processor) PrepareAsync(recs []*adp.Record) *Prepared {
+	n := (len(recs) + prepareChunk - 1) / prepareChunk
+	pr := &Prepared{recs: recs, errs: make([]error, len(recs)), raw: make([][]byte, len(recs)),
+		chunks: make([]chan struct{}, n), done: make(chan struct{})}
+	for k := range pr.chunks {
+		pr.chunks[k] = make(chan struct{})
+	}
+	if n == 0 {
+		close(pr.done)
+		return pr
+	}
+	var next, finished atomic.Int64
+	worker := func() {
+		for k := int(next.Add(1) - 1); k < n; k = int(next.Add(1) - 1) {
+			for i := k * prepareChunk; i < min((k+1)*prepareChunk, len(recs)); i++ {
+				if recs[i] != nil {
+					pr.raw[i], pr.errs[i] = check(recs[i])
+				}
+			}
+			close(pr.chunks[k])
+			if finished.Add(1) == int64(n) {
+				close(pr.done)
+			}
+		}
+	}
+	for range min(p.workers(), n) {
+		go worker()
+	}
+	return pr
 }
 
 // Process verifies records (ascending by seq, typically one history page or
@@ -216,6 +286,7 @@ func (p *Processor) ProcessPrepared(st *State, prep *Prepared, opt Options) *Res
 			res.Failure = &Failure{Code: adp.CodeInvalidRecord, Message: "nil record"}
 			return res
 		}
+		prep.ready(i)
 		cur := st.Room
 		if cloned {
 			cur = work.Room
@@ -293,31 +364,41 @@ func (p *Processor) precheck(recs []*adp.Record, last int64) ([]error, [][]byte)
 			idx = append(idx, i)
 		}
 	}
-	workers := p.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+	parallel.For(len(idx), p.workers(), func(k int) {
+		i := idx[k]
+		raw[i], errs[i] = check(recs[i])
+	})
+	return errs, raw
+}
+
+// workers is the number of goroutines of the parallel checks.
+func (p *Processor) workers() int {
+	if p.Workers > 0 {
+		return p.Workers
 	}
-	check := func(i int) {
-		rec := recs[i]
-		var event []byte
-		if rec.Seq > 1 {
-			if err := rec.Validate(); err != nil {
-				errs[i] = err
-				return
-			}
-			if rec.Envelope != nil {
-				var err error
-				if event, err = rec.Envelope.VerifyCanonical(); err != nil {
-					errs[i] = prefix(err)
-					return
-				}
+	return runtime.GOMAXPROCS(0)
+}
+
+// check runs the state-independent checks of one record: its shape and
+// hash, and (unless redacted) its envelope's hash and strict signature —
+// for the genesis record only its JSON: VerifyGenesis verifies it. It
+// returns the record's canonical JSON around the event bytes just hashed,
+// or the first error.
+func check(rec *adp.Record) ([]byte, error) {
+	var event []byte
+	if rec.Seq > 1 {
+		if err := rec.Validate(); err != nil {
+			return nil, err
+		}
+		if rec.Envelope != nil {
+			var err error
+			if event, err = rec.Envelope.VerifyCanonical(); err != nil {
+				return nil, prefix(err)
 			}
 		}
-		// The record's canonical JSON around the event bytes just hashed.
-		raw[i], _ = rec.AppendCanonical(make([]byte, 0, len(event)+512), event)
 	}
-	parallel.For(len(idx), workers, func(k int) { check(idx[k]) })
-	return errs, raw
+	raw, _ := rec.AppendCanonical(make([]byte, 0, len(event)+512), event)
+	return raw, nil
 }
 
 // linkError checks that rec directly follows the room's latest record: its

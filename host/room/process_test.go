@@ -329,26 +329,72 @@ func TestSummaries(t *testing.T) {
 	}
 }
 
-// Parallel and sequential verification agree, also on where a batch fails.
+// Parallel and sequential verification agree, also on where a batch fails:
+// Process, a Prepare done before ProcessPrepared, and a PrepareAsync whose
+// checks run while ProcessPrepared goes through the records (under -race
+// this also proves that no record's checks are read before they ran), with
+// the bad record at chunk edges and inside chunks.
 func TestParallelVerificationAgrees(t *testing.T) {
 	c := roomtest.NewChain(t, host, "room1", alice, nil)
 	c.Join(t, bob, "speaker")
 	for i := 0; i < 60; i++ {
 		c.Message(t, alice, "m")
 	}
-	recs := append([]*adp.Record{}, c.Records...)
-	bad := *recs[40]
-	env := *bad.Envelope
-	env.Signature = recs[41].Envelope.Signature
-	bad.Envelope = &env
-	recs[40] = &bad
-	for _, w := range []int{1, 4} {
-		p := proc(bob.ID)
-		p.Workers = w
-		res := p.Process(nil, recs, room.Options{})
-		if res.Failure == nil || res.Failure.Seq != 41 || len(res.Applied) != 40 {
-			t.Fatalf("workers %d: failure %+v applied %d", w, res.Failure, len(res.Applied))
+	modes := map[string]func(p *room.Processor, recs []*adp.Record) *room.Result{
+		"process": func(p *room.Processor, recs []*adp.Record) *room.Result { return p.Process(nil, recs, room.Options{}) },
+		"prepare": func(p *room.Processor, recs []*adp.Record) *room.Result {
+			return p.ProcessPrepared(nil, p.Prepare(recs), room.Options{})
+		},
+		"async": func(p *room.Processor, recs []*adp.Record) *room.Result {
+			pr := p.PrepareAsync(recs)
+			res := p.ProcessPrepared(nil, pr, room.Options{})
+			pr.Wait()
+			return res
+		},
+	}
+	// bad is the index of the record whose signature is another record's
+	// (-1: none); 15 and 16 straddle the first chunk edge.
+	for _, bad := range []int{-1, 1, 15, 16, 40, 61} {
+		recs := append([]*adp.Record{}, c.Records...)
+		want := len(recs)
+		if bad >= 0 {
+			r := *recs[bad]
+			env := *r.Envelope
+			env.Signature = recs[(bad+1)%len(recs)].Envelope.Signature
+			r.Envelope = &env
+			recs[bad] = &r
+			want = bad
 		}
+		for name, run := range modes {
+			for _, w := range []int{1, 4} {
+				p := proc(bob.ID)
+				p.Workers = w
+				res := run(p, recs)
+				if len(res.Applied) != want {
+					t.Fatalf("bad %d, %s, workers %d: applied %d, want %d", bad, name, w, len(res.Applied), want)
+				}
+				switch {
+				case bad < 0 && res.Failure != nil:
+					t.Fatalf("%s, workers %d: %v", name, w, res.Failure)
+				case bad >= 0 && (res.Failure == nil || res.Failure.Seq != int64(bad+1) || res.Failure.Code != identity.CodeInvalidSignature):
+					t.Fatalf("bad %d, %s, workers %d: failure %+v", bad, name, w, res.Failure)
+				}
+				for i, a := range res.Applied {
+					if a.Record != recs[i] || len(a.RecordJSON) == 0 {
+						t.Fatalf("bad %d, %s, workers %d: applied[%d] is seq %d with %d bytes of JSON", bad, name, w, i, a.Record.Seq, len(a.RecordJSON))
+					}
+				}
+			}
+		}
+	}
+}
+
+// A PrepareAsync of nothing is ready at once.
+func TestPrepareAsyncEmpty(t *testing.T) {
+	pr := proc(bob.ID).PrepareAsync(nil)
+	pr.Wait()
+	if len(pr.Records()) != 0 || len(pr.EnvelopeIDs()) != 0 {
+		t.Fatal("empty batch has records")
 	}
 }
 

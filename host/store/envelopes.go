@@ -58,16 +58,29 @@ func (q Q) envelopeRows(ctx context.Context, args []any, out map[string]int64) e
 
 // indexEnvelopes adds the event hashes of verified records to the envelope
 // index (all of them: records a catch-up leaves out of the window too). A
-// hash already indexed keeps its first seq.
+// hash already indexed keeps its first seq. The rows go envelopeChunk to a
+// statement, a shorter chunk padded by repeating its last row (a no-op).
 func (t *Tx) indexEnvelopes(ctx context.Context, key int64, events []Event) error {
+	rows := make([]Event, 0, len(events))
 	for _, e := range events {
-		if strings.TrimSpace(e.EventID) == "" {
-			continue
+		if strings.TrimSpace(e.EventID) != "" {
+			rows = append(rows, e)
 		}
-		if _, err := t.exec(ctx, `INSERT INTO room_envelopes (room, hash, seq) VALUES (?, ?, ?) ON CONFLICT (room, hash) DO NOTHING`,
-			key, e.EventID, e.Seq); err != nil {
+	}
+	args := make([]any, 0, 3*envelopeChunk)
+	for start := 0; start < len(rows); start += envelopeChunk {
+		chunk := rows[start:min(start+envelopeChunk, len(rows))]
+		args = args[:0]
+		for i := range envelopeChunk {
+			e := chunk[min(i, len(chunk)-1)]
+			args = append(args, key, e.EventID, e.Seq)
+		}
+		if _, err := t.exec(ctx, indexEnvelopesSQL, args...); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+var indexEnvelopesSQL = `INSERT INTO room_envelopes (room, hash, seq) VALUES ` +
+	strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", envelopeChunk), ", ") + ` ON CONFLICT (room, hash) DO NOTHING`

@@ -141,3 +141,53 @@ func envelopeTable(t *testing.T, s *Store, create bool) {
 		t.Fatal(err)
 	}
 }
+
+// Indexing goes chunk by chunk: every hash of a batch of any length is
+// indexed with its seq, a blank one is not, and a hash indexed before keeps
+// its first seq.
+func TestIndexEnvelopesInChunks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, n := range []int{1, envelopeChunk - 1, envelopeChunk, envelopeChunk + 1, 3*envelopeChunk + 5} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
+			s := open(t, t.TempDir(), 10)
+			var key int64
+			mustWrite(t, s, func(tx *Tx) error {
+				r, err := tx.EnsureRoom(ctx, "https://h", "room1", 1)
+				if err != nil {
+					return err
+				}
+				key = r.Key
+				if err := tx.indexEnvelopes(ctx, key, []Event{{Seq: 1, EventID: "x1"}}); err != nil {
+					return err
+				}
+				var evs []Event
+				for i := 1; i <= n; i++ {
+					evs = append(evs, Event{Seq: int64(100 + i), EventID: fmt.Sprintf("x%d", i)}, Event{Seq: int64(5000 + i), EventID: " "})
+				}
+				return tx.indexEnvelopes(ctx, key, evs)
+			})
+			var ids []string
+			for i := 1; i <= n; i++ {
+				ids = append(ids, fmt.Sprintf("x%d", i))
+			}
+			got, err := s.Read().EnvelopeSeqs(ctx, key, append(ids, " "))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rows int
+			if err := s.Read().queryRow(ctx, `SELECT COUNT(*) FROM room_envelopes WHERE room = ?`, key).Scan(&rows); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != n || rows != n || got["x1"] != 1 {
+				t.Fatalf("%d indexed (%d rows), x1 at %d: %v", len(got), rows, got["x1"], got)
+			}
+			for i := 2; i <= n; i++ {
+				if got[fmt.Sprintf("x%d", i)] != int64(100+i) {
+					t.Fatalf("x%d at %d", i, got[fmt.Sprintf("x%d", i)])
+				}
+			}
+		})
+	}
+}

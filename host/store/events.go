@@ -230,6 +230,10 @@ type TimelineQuery struct {
 	Limit     int      // at most this many (capped at 1000)
 	Newest    bool     // the newest matching items (returned oldest first)
 	Records   bool     // also return the records
+	// ItemsOnly leaves Hash, EventID, Type and Actor empty: only the seq,
+	// the head after the record and the item (and the record with
+	// Records), what a page of the timeline shows, are read.
+	ItemsOnly bool
 }
 
 // Timeline returns the matching items of a room's window, oldest first.
@@ -239,6 +243,9 @@ func (q Q) Timeline(ctx context.Context, key int64, tq TimelineQuery) ([]Event, 
 		limit = 1000
 	}
 	cols := `seq, hash, event_id, type, actor, head_seq, head_hash, item`
+	if tq.ItemsOnly {
+		cols = `seq, head_seq, head_hash, item`
+	}
 	if tq.Records {
 		cols += `, record`
 	}
@@ -274,6 +281,9 @@ func (q Q) Timeline(ctx context.Context, key int64, tq TimelineQuery) ([]Event, 
 	for rows.Next() {
 		var e Event
 		dest := []any{&e.Seq, &e.Hash, &e.EventID, &e.Type, &e.Actor, &e.HeadSeq, &e.HeadHash, &e.Item}
+		if tq.ItemsOnly {
+			dest = []any{&e.Seq, &e.HeadSeq, &e.HeadHash, &e.Item}
+		}
 		if tq.Records {
 			dest = append(dest, &e.Record)
 		}

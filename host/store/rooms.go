@@ -106,6 +106,25 @@ func (q Q) RoomKeys(ctx context.Context, roomID string) ([]RoomRef, error) {
 	return out, rows.Err()
 }
 
+// RoomsByID returns every known room with this room id, on any host,
+// ordered by host: RoomKeys with the rows, in one query.
+func (q Q) RoomsByID(ctx context.Context, roomID string) ([]*Room, error) {
+	rows, err := q.query(ctx, `SELECT `+roomColumns+` FROM rooms WHERE room_id = ? ORDER BY host`, roomID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Room
+	for rows.Next() {
+		r, err := scanRoom(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
 // RoomRef names a room: its local key, host and room id.
 type RoomRef struct {
 	Key    int64

@@ -201,6 +201,14 @@ type Q struct {
 	d      *dbConn
 	tx     *sql.Tx
 	window int64
+	stmts  *txStmts // the statements of a write transaction, by query
+}
+
+// txStmts are the statements a write transaction made, reused for its
+// later queries (a batch of a sync runs the same insert a thousand times).
+type txStmts struct {
+	mu sync.Mutex
+	m  map[string]*sql.Stmt
 }
 
 // Tx is a write transaction: every read method of Q plus the writes.
@@ -241,7 +249,7 @@ func (s *Store) Write(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		}
 		s.w.prepareWanted(ctx)
 	}()
-	if err := fn(&Tx{Q{d: s.w, tx: tx, window: s.window}}); err != nil {
+	if err := fn(&Tx{Q{d: s.w, tx: tx, window: s.window, stmts: &txStmts{}}}); err != nil {
 		if rbErr := tx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
 			return errors.Join(err, rbErr)
 		}
@@ -259,6 +267,28 @@ func (q Q) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 	if q.tx == nil {
 		return q.d.stmt(ctx, query)
 	}
+	if q.stmts == nil {
+		return q.txStmt(ctx, query)
+	}
+	q.stmts.mu.Lock()
+	defer q.stmts.mu.Unlock()
+	if st := q.stmts.m[query]; st != nil {
+		return st, nil
+	}
+	st, err := q.txStmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if q.stmts.m == nil {
+		q.stmts.m = map[string]*sql.Stmt{}
+	}
+	q.stmts.m[query] = st
+	return st, nil
+}
+
+// txStmt makes a statement of query for q's transaction (it closes with
+// the transaction).
+func (q Q) txStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st := q.d.cached(query); st != nil {
 		return q.tx.StmtContext(ctx, st), nil
 	}

@@ -581,3 +581,115 @@ func TestInboxItemsWithoutARoom(t *testing.T) {
 		t.Fatalf("pending total %d, room %d; want 1 and 1", total, r.PendingInbox)
 	}
 }
+
+// An ItemsOnly page holds the same seqs, heads, items and records as a
+// full one, and nothing of the other columns.
+func TestTimelineItemsOnly(t *testing.T) {
+	t.Parallel()
+	s := open(t, t.TempDir(), 100)
+	ctx := context.Background()
+	var key int64
+	mustWrite(t, s, func(tx *Tx) error {
+		r, err := tx.EnsureRoom(ctx, "https://h", "room1", 1)
+		key = r.Key
+		return err
+	})
+	applyRange(t, s, key, 1, 6, "did:other", true)
+	for _, q := range []TimelineQuery{{AfterSeq: 1, Limit: 3}, {Newest: true, Limit: 2, Records: true}, {Actors: []string{"did:other"}}} {
+		full, err := s.Read().Timeline(ctx, key, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.ItemsOnly = true
+		lean, err := s.Read().Timeline(ctx, key, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(full) == 0 || len(lean) != len(full) {
+			t.Fatalf("%+v: %d items, %d in full", q, len(lean), len(full))
+		}
+		for i, e := range lean {
+			f := full[i]
+			if e.Seq != f.Seq || e.HeadSeq != f.HeadSeq || e.HeadHash != f.HeadHash || string(e.Item) != string(f.Item) ||
+				string(e.Record) != string(f.Record) || (q.Records && len(e.Record) == 0) {
+				t.Fatalf("%+v: item %d differs: %+v / %+v", q, i, e, f)
+			}
+			if e.Hash != "" || e.EventID != "" || e.Type != "" || e.Actor != "" {
+				t.Fatalf("%+v: item %d has other columns: %+v", q, i, e)
+			}
+		}
+	}
+}
+
+// RoomsByID returns the rows RoomKeys names, in its order.
+func TestRoomsByID(t *testing.T) {
+	t.Parallel()
+	s := open(t, t.TempDir(), 100)
+	ctx := context.Background()
+	mustWrite(t, s, func(tx *Tx) error {
+		for _, h := range []string{"https://b", "https://a"} {
+			if _, err := tx.EnsureRoom(ctx, h, "room1", 1); err != nil {
+				return err
+			}
+		}
+		_, err := tx.EnsureRoom(ctx, "https://a", "room2", 1)
+		return err
+	})
+	for _, id := range []string{"room1", "room2", "room3"} {
+		refs, err := s.Read().RoomKeys(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := s.Read().RoomsByID(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != len(refs) {
+			t.Fatalf("%s: %d rows, %d refs", id, len(rows), len(refs))
+		}
+		for i, r := range rows {
+			want, err := s.Read().Room(ctx, refs[i].Key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *r != *want || r.Host != refs[i].Host || r.RoomID != id {
+				t.Fatalf("%s: row %d %+v, want %+v", id, i, r, want)
+			}
+		}
+	}
+}
+
+// A write transaction makes a query's statement once and reuses it; the
+// next transaction makes its own; prepared or not, it works.
+func TestWriteReusesStatements(t *testing.T) {
+	t.Parallel()
+	s := open(t, t.TempDir(), 10)
+	ctx := context.Background()
+	var seen []*sql.Stmt
+	for range 2 {
+		mustWrite(t, s, func(tx *Tx) error {
+			for _, q := range []string{`SELECT COUNT(*) FROM rooms`, `SELECT COUNT(*) FROM events`} {
+				a, err := tx.prepared(ctx, q)
+				if err != nil {
+					return err
+				}
+				b, err := tx.prepared(ctx, q)
+				if err != nil {
+					return err
+				}
+				if a != b {
+					t.Errorf("%s: two statements in one transaction", q)
+				}
+				var n int
+				if err := b.QueryRowContext(ctx).Scan(&n); err != nil || n != 0 {
+					t.Errorf("%s: %d, %v", q, n, err)
+				}
+				seen = append(seen, a)
+			}
+			return nil
+		})
+	}
+	if seen[0] == seen[2] || seen[1] == seen[3] {
+		t.Fatal("two transactions shared a statement")
+	}
+}

@@ -296,6 +296,14 @@ func (t Target) met(v float64) bool {
 
 var benchLine = regexp.MustCompile(`^Benchmark(\S+?)(?:-\d+)?\s+(\d+)\s+(.*)$`)
 
+// movedPackages name the benchmarks of packages that moved by the name of
+// the package they had, so that their rows (and the reports before the
+// move) keep their names: the connector's benchmarks moved with the
+// Discourse module into host/connector/discourse.
+var movedPackages = map[string]string{
+	"apconnect/host/connector/discourse": "connector",
+}
+
 func main() {
 	out := flag.String("o", "bench/report.json", "where to write the report")
 	flag.Parse()
@@ -364,8 +372,8 @@ func table(w io.Writer, metrics []Metric) (missed, notRun int) {
 }
 
 // parse reads benchmark result lines, naming each benchmark by the last
-// element of its package path, and echoes the input to stderr so the run
-// stays visible.
+// element of its package path (or its movedPackages name), and echoes the
+// input to stderr so the run stays visible.
 func parse(r io.Reader) ([]Metric, error) {
 	var metrics []Metric
 	pkg := ""
@@ -375,7 +383,11 @@ func parse(r io.Reader) ([]Metric, error) {
 		line := sc.Text()
 		fmt.Fprintln(os.Stderr, line)
 		if p, ok := strings.CutPrefix(line, "pkg: "); ok {
-			pkg = path.Base(strings.TrimSpace(p))
+			p = strings.TrimSpace(p)
+			pkg = path.Base(p)
+			if name, ok := movedPackages[p]; ok {
+				pkg = name
+			}
 			continue
 		}
 		m := benchLine.FindStringSubmatch(line)

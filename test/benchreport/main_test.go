@@ -194,3 +194,38 @@ func TestTableShowsEveryTargetedRow(t *testing.T) {
 		}
 	}
 }
+
+// The Discourse module's benchmarks keep the "connector/" names of their
+// rows after the move to host/connector/discourse; other packages are
+// named by their last path element.
+func TestMovedPackagesKeepTheirRows(t *testing.T) {
+	const moved = `pkg: apconnect/host/connector/discourse
+BenchmarkCatchUpSync-2   	 1	 100 ns/op	 12000 records/s	 10000 verify/s
+BenchmarkLocalReads/timeline/rooms=1-2       	 10	 100 ns/op	 0.4 p50-ms
+BenchmarkLocalReads/timeline/rooms=10000-2   	 10	 100 ns/op	 0.6 p50-ms
+pkg: apconnect/host/store/discourse
+BenchmarkOther-2   	 1	 100 ns/op
+`
+	ms, err := parse(strings.NewReader(moved))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms[len(ms)-1].Name != "discourse/Other" {
+		t.Fatalf("unmoved package named %q", ms[len(ms)-1].Name)
+	}
+	applyBounds(ms)
+	got := map[string]Metric{}
+	for _, m := range derive(ms) {
+		got[m.Name] = m
+	}
+	for name, want := range map[string]float64{"connector/catch-up-sync-vs-verify": 1.2, "connector/timeline-p50-10000-rooms-vs-1": 1.5} {
+		if m, ok := got[name]; !ok || math.Abs(m.Value-want) > 1e-9 || m.Meets == nil || !*m.Meets {
+			t.Errorf("%s = %+v, want %v (met)", name, m, want)
+		}
+	}
+	for _, m := range ms {
+		if m.Name == "connector/LocalReads/timeline/rooms=10000" && m.Unit == "p50-ms" && (m.Meets == nil || !*m.Meets) {
+			t.Errorf("bound of %s: %+v", m.Name, m)
+		}
+	}
+}

@@ -131,6 +131,8 @@ type Module struct {
 	// catchUp tracks rooms whose sync stopped at its bound and goes on in
 	// the background (see continueSync).
 	catchUp catchUps
+	// pres writes the heads presented to sessions behind the reads.
+	pres *presenter
 }
 
 // hostState is one configured host.
@@ -195,6 +197,7 @@ func New(e *engine.Engine, opts Options) (*Module, error) {
 			proc: &room.Processor{Rules: verify, Host: origin, Self: c.Self, Workers: opts.Workers}}
 		c.hostOrder = append(c.hostOrder, origin)
 	}
+	c.pres = newPresenter(e.Store, e.NowMS, func(msg string, args ...any) { c.Log.Warn(msg, args...) })
 	c.initPlugins(opts)
 	c.live = newLiveManager(c)
 	c.catchUp.ctx, c.catchUp.cancel = context.WithCancel(context.Background())
@@ -229,7 +232,7 @@ func (c *Module) Start(ctx context.Context) {
 	}()
 }
 
-// Close stops the background work.
+// Close stops the background work and stores the heads presented so far.
 func (c *Module) Close() error {
 	c.bgMu.Lock()
 	cancel, done := c.bgCancel, c.bgDone
@@ -240,6 +243,7 @@ func (c *Module) Close() error {
 		<-done
 	}
 	c.catchUp.stop()
+	c.pres.wait()
 	return nil
 }
 

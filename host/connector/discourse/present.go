@@ -42,6 +42,20 @@ func (c *Module) syncState(ctx context.Context, q store.Q, rr *roomRef, sess Ses
 }
 
 func (c *Module) syncStateRow(ctx context.Context, q store.Q, host string, row *store.Room, sess SessionID) (SyncState, error) {
+	return c.syncStateWith(ctx, q, host, row, sess, nil)
+}
+
+// presentedHead is the head presented to a session for a room (ok false:
+// none yet).
+type presentedHead struct {
+	seq  int64
+	hash string
+	ok   bool
+}
+
+// syncStateWith is syncStateRow with the session's presented head already
+// known (nil: read it).
+func (c *Module) syncStateWith(ctx context.Context, q store.Q, host string, row *store.Room, sess SessionID, pres *presentedHead) (SyncState, error) {
 	s := SyncState{
 		Host: host, RoomID: row.RoomID, HeadSeq: row.HeadSeq, HeadHash: row.HeadHash, SyncedSeq: row.SyncedSeq,
 		RemoteSeq: max(row.RemoteSeq, row.SyncedSeq), Subscribed: row.Subscribed || row.SelfState == "active",
@@ -52,14 +66,18 @@ func (c *Module) syncStateRow(ctx context.Context, q store.Q, host string, row *
 		return s, engine.Wrap(err)
 	}
 	s.UnreadCount = n
-	if sess != "" {
+	if h, ok := c.pres.get(sess, row.Key); sess != "" && pres == nil && ok {
+		pres = &h
+	}
+	if sess != "" && pres == nil {
 		seq, hash, ok, err := q.Presented(ctx, string(sess), row.Key)
 		if err != nil {
 			return s, engine.Wrap(err)
 		}
-		if ok {
-			s.PresentedSeq, s.PresentedHash = seq, hash
-		}
+		pres = &presentedHead{seq: seq, hash: hash, ok: ok}
+	}
+	if sess != "" && pres.ok {
+		s.PresentedSeq, s.PresentedHash = pres.seq, pres.hash
 	}
 	if f := row.Failure; f != nil {
 		s.Verification = &Verification{Status: "failed", Seq: f.Seq, Code: f.Code, Message: f.Message, At: f.At}
@@ -82,18 +100,14 @@ func (c *Module) refused(host string) []string {
 	return out
 }
 
-// present records that a head was presented to a session for a room.
+// present records that a head was presented to a session for a room; the
+// store has it shortly after (presenter), the module's reads at once.
 func (c *Module) present(ctx context.Context, sess SessionID, key, seq int64, hash string) error {
 	if sess == "" || seq <= 0 {
 		return nil
 	}
-	now := c.NowMS()
-	return engine.Wrap(c.Store.Write(ctx, func(tx *store.Tx) error {
-		if err := tx.TouchSession(ctx, string(sess), now); err != nil {
-			return err
-		}
-		return tx.SetPresented(ctx, string(sess), key, seq, hash)
-	}))
+	c.pres.put(sess, key, seq, hash)
+	return nil
 }
 
 // presentCurrent presents the room's current head to the session and
@@ -116,6 +130,9 @@ func (c *Module) presentCurrent(ctx context.Context, rr *roomRef, sess SessionID
 func (c *Module) presented(ctx context.Context, sess SessionID, key int64) (int64, string, bool, error) {
 	if sess == "" {
 		return 0, "", false, nil
+	}
+	if h, ok := c.pres.get(sess, key); ok {
+		return h.seq, h.hash, true, nil
 	}
 	seq, hash, ok, err := c.Store.Read().Presented(ctx, string(sess), key)
 	return seq, hash, ok, engine.Wrap(err)

@@ -132,16 +132,16 @@ func (c *Module) resolve(ctx context.Context, host, roomID string, open bool) (*
 		}
 		rr.row = row
 	} else {
-		refs, err := c.Store.Read().RoomKeys(ctx, roomID)
+		rows, err := c.Store.Read().RoomsByID(ctx, roomID)
 		if err != nil {
 			return nil, engine.Wrap(err)
 		}
 		var hosts []string
-		var known []store.RoomRef
-		for _, ref := range refs {
-			if _, ok := c.hosts[ref.Host]; ok {
-				known = append(known, ref)
-				hosts = append(hosts, ref.Host)
+		var known []*store.Room
+		for _, row := range rows {
+			if _, ok := c.hosts[row.Host]; ok {
+				known = append(known, row)
+				hosts = append(hosts, row.Host)
 			}
 		}
 		switch {
@@ -149,13 +149,8 @@ func (c *Module) resolve(ctx context.Context, host, roomID string, open bool) (*
 			return nil, &engine.Error{Code: CodeAmbiguousRoom, Message: "room " + roomID + " is known on more than one host; pass host",
 				Data: map[string]any{"hosts": hosts}}
 		case len(known) == 1:
-			rr.h = c.hosts[known[0].Host]
-			row, err := c.Store.Read().Room(ctx, known[0].Key)
-			if err != nil {
-				return nil, engine.Wrap(err)
-			}
-			rr.row = row
-		case len(refs) > 0:
+			rr.h, rr.row = c.hosts[known[0].Host], known[0]
+		case len(rows) > 0:
 			return nil, engine.Errorf(engine.CodeHostNotAllowed, "room %s is on a host that is no longer configured", roomID)
 		case len(c.hostOrder) == 1:
 			rr.h = c.hosts[c.hostOrder[0]]

@@ -74,12 +74,17 @@ func (c *Module) syncRoom(ctx context.Context, h *hostState, key int64, roomID s
 	if skip != nil {
 		defer c.restoreSkipped(context.WithoutCancel(ctx), key, skip)
 	}
-	// History pages are fetched and their signatures verified one page
-	// ahead of the page being applied.
+	// History pages are fetched and their signatures verified on every
+	// core while the records before them are applied (fetchPages).
 	pctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	pages := make(chan fetchedPage, 1)
 	go c.fetchPages(pctx, h, roomID, pos.SyncedSeq, pages)
+	defer func() {
+		// Nothing is read from the host once the sync returned.
+		cancel()
+		for range pages {
+		}
+	}()
 	first := true
 	start, applied := time.Now(), 0
 	for pg := range pages {
@@ -208,32 +213,57 @@ type fetchedPage struct {
 }
 
 // fetchPages reads history pages after after and sends them in order,
-// prepared (the signature checks on every core); it stops after the last
-// page (an empty page is sent when there was nothing at all), on an error
-// (sent) or when ctx ends. Reading, preparing and the caller's applying
-// are three stages: page n+2 is read while n+1 is prepared and n applied.
+// their signature checks started on every core (room.PrepareAsync); it
+// stops after the last page (an empty page is sent when there was nothing
+// at all), on an error (sent) or when ctx ends. Reading, checking and the
+// caller's applying overlap: a page is sent as soon as its checks start, so
+// the caller's in-order pass follows the workers record by record, and the
+// next page's checks start as soon as this page's ran, while the caller
+// still applies it. The checks run in page order, at most two pages ahead
+// of the page being applied (the one sent and waiting, and the next). It
+// returns, closing out, only once readPages returned.
 func (c *Module) fetchPages(ctx context.Context, h *hostState, roomID string, after int64, out chan<- fetchedPage) {
 	defer close(out)
 	read := make(chan fetchedPage, 1)
 	go c.readPages(ctx, h, roomID, after, read)
+	defer func() {
+		for range read { // the reader ends too (ctx is done or it read the end)
+		}
+	}()
 	for pg := range read {
+		if ctx.Err() != nil {
+			return
+		}
 		if pg.err == nil {
-			pg.prep = h.proc.Prepare(pg.recs)
+			pg.prep = h.proc.PrepareAsync(pg.recs)
 		}
 		select {
 		case out <- pg:
 		case <-ctx.Done():
 			return
 		}
+		if pg.prep != nil {
+			select {
+			case <-pg.prep.Done():
+			case <-ctx.Done():
+				return
+			}
+		}
 	}
 }
+
+// firstHistoryPage bounds the first history read of a sync: the checks
+// start on its records while the next, full page is read, instead of
+// waiting for a whole page to arrive.
+const firstHistoryPage = 100
 
 // readPages is the reading stage of fetchPages.
 func (c *Module) readPages(ctx context.Context, h *hostState, roomID string, after int64, out chan<- fetchedPage) {
 	defer close(out)
 	sent := false
+	limit := min(c.opts.HistoryPage, firstHistoryPage)
 	for {
-		page, err := h.client.Events(ctx, roomID, client.EventsQuery{AfterSeq: after, Limit: c.opts.HistoryPage})
+		page, err := h.client.Events(ctx, roomID, client.EventsQuery{AfterSeq: after, Limit: limit})
 		if err != nil {
 			select {
 			case out <- fetchedPage{err: err}:
@@ -250,10 +280,10 @@ func (c *Module) readPages(ctx context.Context, h *hostState, roomID string, aft
 			return
 		}
 		sent = true
-		if len(page.Items) == 0 || len(page.Items) < c.opts.HistoryPage && page.NextCursor == "" {
+		if len(page.Items) == 0 || len(page.Items) < limit && page.NextCursor == "" {
 			return
 		}
-		after = page.Items[len(page.Items)-1].Seq
+		after, limit = page.Items[len(page.Items)-1].Seq, c.opts.HistoryPage
 	}
 }
 

@@ -59,13 +59,17 @@ func (c *Module) RoomTimeline(ctx context.Context, sess SessionID, in RoomTimeli
 		after = row.ReadSeq
 	}
 	evs, err := c.Store.Read().Timeline(ctx, row.Key, store.TimelineQuery{AfterSeq: after, BeforeSeq: in.BeforeSeq,
-		Types: in.Types, Actors: in.Actors, Limit: limit + 1, Records: in.IncludeRecords})
+		Types: in.Types, Actors: in.Actors, Limit: limit + 1, Records: in.IncludeRecords, ItemsOnly: true})
 	if err != nil {
 		return nil, engine.Wrap(err)
 	}
 	more := len(evs) > limit
 	if more {
 		evs = evs[:limit]
+	}
+	plan, err := c.planPresent(ctx, sess, in, row, after, more, evs)
+	if err != nil {
+		return nil, err
 	}
 	list, err := items(evs, in.IncludeRecords)
 	if err != nil {
@@ -75,11 +79,7 @@ func (c *Module) RoomTimeline(ctx context.Context, sess SessionID, in RoomTimeli
 	if more {
 		out.NextAfterSeq = engine.Ptr(evs[len(evs)-1].Seq)
 	}
-	if err := c.presentAndMark(ctx, sess, in, row, after, more, evs); err != nil {
-		return nil, err
-	}
-	out.Sync, err = c.syncState(ctx, c.Store.Read(), rr, sess)
-	if err != nil {
+	if out.Sync, err = c.presentAndMark(ctx, sess, rr, plan); err != nil {
 		return nil, err
 	}
 	out.UnreadCount = out.Sync.UnreadCount
@@ -91,57 +91,77 @@ func (c *Module) RoomTimeline(ctx context.Context, sess SessionID, in RoomTimeli
 	return out, nil
 }
 
-// presentAndMark presents what a local timeline read showed and marks it
-// read when asked: a contiguous, unfiltered read starting at or before the
-// presented head presents the latest head among its items (the room's
-// head when it reached the end); mark_read moves the read cursor through
-// its last item and resolves the room.message.new items it covers.
-func (c *Module) presentAndMark(ctx context.Context, sess SessionID, in RoomTimelineInput, row *store.Room, after int64, more bool, evs []store.Event) error {
-	pSeq, _, pOK, err := c.presented(ctx, sess, row.Key)
+// presentPlan is what a local timeline read presents and marks read: the
+// head to present (seq 0: none), the read cursor to move (0: none), and
+// the head presented to the session once that is done.
+type presentPlan struct {
+	presentSeq  int64
+	presentHash string
+	markThrough int64
+	after       presentedHead
+}
+
+// planPresent decides what a local timeline read presents and marks read:
+// a contiguous, unfiltered read starting at or before the presented head
+// presents the latest head among its items (the room's head when it
+// reached the end); mark_read moves the read cursor through its last item
+// (resolving the room.message.new items it covers).
+func (c *Module) planPresent(ctx context.Context, sess SessionID, in RoomTimelineInput, row *store.Room, after int64, more bool, evs []store.Event) (presentPlan, error) {
+	pSeq, pHash, pOK, err := c.presented(ctx, sess, row.Key)
 	if err != nil {
-		return err
+		return presentPlan{}, err
 	}
-	var presentSeq int64
-	var presentHash string
-	if len(in.Types) == 0 && len(in.Actors) == 0 && (!pOK || after <= pSeq) {
+	plan := presentPlan{after: presentedHead{seq: pSeq, hash: pHash, ok: pOK}}
+	if sess != "" && len(in.Types) == 0 && len(in.Actors) == 0 && (!pOK || after <= pSeq) {
 		reachedEnd := !more && (in.BeforeSeq == 0 || in.BeforeSeq > row.SyncedSeq)
 		switch {
 		case reachedEnd:
-			presentSeq, presentHash = row.HeadSeq, row.HeadHash
+			plan.presentSeq, plan.presentHash = row.HeadSeq, row.HeadHash
 		case len(evs) > 0:
 			last := evs[len(evs)-1]
-			presentSeq, presentHash = last.HeadSeq, last.HeadHash
+			plan.presentSeq, plan.presentHash = last.HeadSeq, last.HeadHash
 		}
-		if pOK && presentSeq <= pSeq {
-			presentSeq = 0
+		if pOK && plan.presentSeq <= pSeq {
+			plan.presentSeq = 0
 		}
 	}
-	markThrough := int64(0)
+	if plan.presentSeq > 0 {
+		plan.after = presentedHead{seq: plan.presentSeq, hash: plan.presentHash, ok: true}
+	}
 	if in.MarkRead && len(evs) > 0 {
-		markThrough = evs[len(evs)-1].Seq
+		plan.markThrough = evs[len(evs)-1].Seq
 	}
-	if presentSeq == 0 && markThrough == 0 {
-		return nil
-	}
-	now := c.NowMS()
-	return engine.Wrap(c.Store.Write(ctx, func(tx *store.Tx) error {
-		if presentSeq > 0 && sess != "" {
-			if err := tx.TouchSession(ctx, string(sess), now); err != nil {
-				return err
-			}
-			if err := tx.SetPresented(ctx, string(sess), row.Key, presentSeq, presentHash); err != nil {
-				return err
-			}
+	return plan, nil
+}
+
+// presentAndMark carries out a plan — the head is presented (written
+// behind, see presenter), the read cursor moved in a transaction of its
+// own — and returns the sync state: of the row read before the items, or
+// read again when the cursor moved.
+func (c *Module) presentAndMark(ctx context.Context, sess SessionID, rr *roomRef, plan presentPlan) (SyncState, error) {
+	key := rr.row.Key
+	if plan.presentSeq > 0 {
+		if err := c.present(ctx, sess, key, plan.presentSeq, plan.presentHash); err != nil {
+			return SyncState{}, err
 		}
-		if markThrough > 0 {
-			cur, err := tx.SetReadSeq(ctx, row.Key, markThrough)
+	}
+	q := c.Store.Read()
+	if plan.markThrough > 0 {
+		err := c.Store.Write(ctx, func(tx *store.Tx) error {
+			cur, err := tx.SetReadSeq(ctx, key, plan.markThrough)
 			if err != nil {
 				return err
 			}
-			return tx.ResolveRead(ctx, row.Key, cur)
+			return tx.ResolveRead(ctx, key, cur)
+		})
+		if err != nil {
+			return SyncState{}, engine.Wrap(err)
 		}
-		return nil
-	}))
+		if rr.row, err = q.Room(ctx, key); err != nil {
+			return SyncState{}, engine.Wrap(err)
+		}
+	}
+	return c.syncStateWith(ctx, q, rr.h.origin, rr.row, sess, &plan.after)
 }
 
 // RoomMarkRead is agent_protocols_room_mark_read: move the room's read

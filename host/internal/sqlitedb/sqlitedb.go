@@ -36,10 +36,15 @@ type Pools struct {
 
 // Open opens (creating if needed) the database at the absolute path. Before
 // the read pool opens, migrate runs on the writer — typically Migrate in a
-// transaction — so readers never see an old schema.
-func Open(ctx context.Context, path string, readers int, migrate func(w *sql.DB) error) (*Pools, error) {
-	base := "file:" + (&url.URL{Path: path}).EscapedPath()
-	w, err := sql.Open("sqlite", base+"?"+pragmas+"&_txlock=immediate")
+// transaction — so readers never see an old schema. writerPragmas are added
+// to the writer's (as "name(value)", e.g. "wal_autocheckpoint(16384)").
+func Open(ctx context.Context, path string, readers int, migrate func(w *sql.DB) error, writerPragmas ...string) (*Pools, error) {
+	base := dsnBase(path)
+	wdsn := base + "?" + pragmas + "&_txlock=immediate"
+	for _, p := range writerPragmas {
+		wdsn += "&_pragma=" + url.QueryEscape(p)
+	}
+	w, err := sql.Open("sqlite", wdsn)
 	if err != nil {
 		return nil, err
 	}
@@ -74,6 +79,8 @@ func Open(ctx context.Context, path string, readers int, migrate func(w *sql.DB)
 	}
 	return &Pools{Writer: w, Reader: r}, nil
 }
+
+func dsnBase(path string) string { return "file:" + (&url.URL{Path: path}).EscapedPath() }
 
 // Migration is one forward-only schema step. Versions start at 1, increase
 // by exactly 1, and are never edited once released: a change is a new step.

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"apconnect/host/internal/sqlitedb"
 )
@@ -35,9 +36,11 @@ type DB struct {
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt // prepared on the writer, by query text
 
-	wmu     sync.Mutex   // held while a write function runs, and while a transaction ends
-	waiting atomic.Int64 // writes waiting for wmu
-	cur     *group       // the open shared transaction, nil between them (under wmu)
+	wmu      sync.Mutex            // held while a write function runs, and while a transaction ends
+	waiting  atomic.Int64          // writes waiting for wmu
+	expected atomic.Int64          // writes announced (Expect) that have not arrived or given up
+	cur      atomic.Pointer[group] // the open shared transaction, nil between them (set under wmu)
+	lingers  atomic.Bool           // cur stays open for expected writes (under wmu to set)
 
 	commits, committed atomic.Int64 // transactions committed, writes they held
 }
@@ -52,8 +55,19 @@ func (db *DB) CommitStats() (transactions, writes int64) {
 // maxGroup bounds the writes one shared transaction takes.
 const maxGroup = 64
 
-// savepoint names the savepoint each write of a shared transaction runs in.
-const savepoint = "hubdb_write"
+// maxLinger bounds how long a shared transaction whose writes are done
+// stays open for expected writes (Expect) before it commits anyway (a
+// variable for the tests).
+var maxLinger = time.Millisecond
+
+// The savepoint each write of a shared transaction after its first runs in
+// (the first needs none: when it fails, the transaction holds nothing else
+// and is rolled back whole), prepared once by Open.
+const (
+	savepointSQL  = "SAVEPOINT hubdb_write"
+	releaseSQL    = "RELEASE hubdb_write"
+	rollbackToSQL = "ROLLBACK TO hubdb_write"
+)
 
 // group is one write transaction and the writes in it.
 type group struct {
@@ -62,7 +76,9 @@ type group struct {
 	running *pending   // the write whose function runs now
 	holds   []func()   // releases, in order of Hold
 	held    map[any]bool
-	broken  error // the transaction cannot go on (a savepoint could not be rolled back)
+	broken  error                // the transaction cannot go on (a savepoint could not be rolled back)
+	stmts   map[string]*sql.Stmt // statements of tx by query (Stmt), closed with it
+	linger  *time.Timer          // commits the transaction if it lingers too long
 	done    chan struct{}
 	err     error // the transaction's outcome, once done is closed
 }
@@ -87,13 +103,25 @@ func Open(ctx context.Context, dir string, groups ...Group) (*DB, error) {
 	pools, err := sqlitedb.Open(ctx, abs, 4, func(w *sql.DB) error {
 		db.writer = w
 		return db.Write(ctx, func(tx *sql.Tx) error { return sqlitedb.MigrateGroups(ctx, tx, all, legacy) })
-	})
+	}, writerPragmas...)
 	if err != nil {
 		return nil, err
 	}
 	db.writer, db.reader = pools.Writer, pools.Reader
+	if err := db.Prepare(ctx, savepointSQL, releaseSQL, rollbackToSQL); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return db, nil
 }
+
+// writerPragmas tune the writer: it checkpoints the write-ahead log every
+// 4,000 pages instead of SQLite's 1,000 (a checkpoint runs inside a commit,
+// where every writer waits for its fsyncs; fewer of them copy fewer pages
+// in all, since a page written again and again is copied once per
+// checkpoint, and 4,000 frames still fit one block of the WAL index), and
+// it keeps the savepoints' journal in memory.
+var writerPragmas = []string{"wal_autocheckpoint(4000)", "temp_store(memory)"}
 
 // Path returns the database file's absolute path.
 func (db *DB) Path() string { return db.path }
@@ -110,7 +138,7 @@ func (db *DB) Reader() *sql.DB { return db.reader }
 // committed first.
 func (db *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	db.wmu.Lock()
-	if g := db.cur; g != nil {
+	if g := db.cur.Load(); g != nil {
 		db.end(g)
 	}
 	g, err := db.begin(ctx)
@@ -142,8 +170,9 @@ func (db *DB) begin(ctx context.Context) (*group, error) {
 	if err != nil {
 		return nil, err
 	}
-	db.cur = &group{tx: tx, done: make(chan struct{})}
-	return db.cur, nil
+	g := &group{tx: tx, done: make(chan struct{})}
+	db.cur.Store(g)
+	return g, nil
 }
 
 // start makes a new write the one running in g (the hooks its function
@@ -167,51 +196,45 @@ func (g *group) settle(w *pending, ferr error) {
 
 // WriteGroup runs fn as Write does, but writes made concurrently may share
 // one transaction (group commit), which costs one commit instead of one
-// each: fn runs in a savepoint of the shared transaction, after the
-// functions queued before it, and sees their changes; its error (or panic)
-// rolls back its savepoint only. WriteGroup returns fn's error, or, once
-// the shared transaction has ended, its commit's outcome.
+// each: fn runs after the functions queued before it and sees their
+// changes, in a savepoint of the shared transaction when it is not the
+// first; its error (or panic) rolls back its own changes only. WriteGroup
+// returns fn's error, or, once the shared transaction has ended, its
+// commit's outcome.
 //
-// The transaction commits when no other write is waiting (or after
-// maxGroup writes): a lone write commits at once. fn's statements must not
-// be cancelled while they run — a SQLite interrupt would roll back the
-// whole shared transaction — so pass fn a context without cancellation
+// The transaction commits when no other write is waiting and none is
+// expected (Expect; an expected write is waited for at most maxLinger), or
+// after maxGroup writes: a lone write commits at once, and the more writes
+// are on their way, the more one commit takes. fn's statements must not be
+// cancelled while they run — a SQLite interrupt would roll back the whole
+// shared transaction — so pass fn a context without cancellation
 // (context.WithoutCancel). Hooks (OnCommit, OnAbort, Hold) run before the
 // next transaction begins.
 func (db *DB) WriteGroup(fn func(tx *sql.Tx) error) error {
 	db.waiting.Add(1)
+	return db.writeGroup(fn)
+}
+
+// writeGroup is WriteGroup once the write counts as waiting.
+func (db *DB) writeGroup(fn func(tx *sql.Tx) error) error {
 	db.wmu.Lock()
 	db.waiting.Add(-1)
-	ctx := context.Background()
-	g := db.cur
+	g := db.cur.Load()
 	if g == nil {
 		var err error
-		if g, err = db.begin(ctx); err != nil {
+		if g, err = db.begin(context.Background()); err != nil {
 			db.wmu.Unlock()
 			return err
 		}
 	}
-	w := g.start()
-	var ferr error
-	var panicked any
-	if _, err := g.tx.ExecContext(ctx, "SAVEPOINT "+savepoint); err != nil {
-		ferr = err
-		g.broken = err
-	} else {
-		panicked, ferr = run(func() error { return fn(g.tx) })
-		if ferr == nil {
-			_, ferr = g.tx.ExecContext(ctx, "RELEASE "+savepoint)
-			if ferr != nil {
-				g.broken = ferr
-			}
-		} else if _, err := g.tx.ExecContext(ctx, "ROLLBACK TO "+savepoint); err != nil {
-			g.broken = err
-		} else if _, err := g.tx.ExecContext(ctx, "RELEASE "+savepoint); err != nil {
-			g.broken = err
-		}
-	}
-	g.settle(w, ferr)
-	if g.broken != nil || db.waiting.Load() == 0 || len(g.writes) >= maxGroup {
+	db.lingers.Store(false)
+	panicked, ferr := db.runWrite(g, fn)
+	switch open := g.broken == nil && len(g.writes) < maxGroup; {
+	case open && db.waiting.Load() > 0:
+		// The next waiting write joins g and decides.
+	case open && len(g.writes) > 0 && db.expected.Load() > 0:
+		db.linger(g)
+	default:
 		db.end(g)
 	}
 	db.wmu.Unlock()
@@ -223,6 +246,104 @@ func (db *DB) WriteGroup(fn func(tx *sql.Tx) error) error {
 	}
 	<-g.done
 	return g.err
+}
+
+// runWrite runs fn as the next write of g, in a savepoint unless g holds
+// no write yet (then a failure rolls g back whole: ending g breaks no other
+// write). The caller holds wmu.
+func (db *DB) runWrite(g *group, fn func(tx *sql.Tx) error) (panicked any, ferr error) {
+	ctx := context.Background()
+	w := g.start()
+	if len(g.writes) == 0 {
+		panicked, ferr = run(func() error { return fn(g.tx) })
+		if ferr != nil {
+			g.broken = ferr // rolls back what fn did; no other write is in g
+		}
+		g.settle(w, ferr)
+		return panicked, ferr
+	}
+	if _, err := db.exec(ctx, g, savepointSQL); err != nil {
+		ferr = err
+		g.broken = err
+	} else {
+		panicked, ferr = run(func() error { return fn(g.tx) })
+		if ferr == nil {
+			if _, ferr = db.exec(ctx, g, releaseSQL); ferr != nil {
+				g.broken = ferr
+			}
+		} else if _, err := db.exec(ctx, g, rollbackToSQL); err != nil {
+			g.broken = err
+		} else if _, err := db.exec(ctx, g, releaseSQL); err != nil {
+			g.broken = err
+		}
+	}
+	g.settle(w, ferr)
+	return panicked, ferr
+}
+
+// linger leaves g open for the writes expected to join it, committing it
+// after maxLinger at the latest. The caller holds wmu.
+func (db *DB) linger(g *group) {
+	db.lingers.Store(true)
+	if g.linger == nil {
+		g.linger = time.AfterFunc(maxLinger, func() {
+			db.wmu.Lock()
+			if db.cur.Load() == g && g.running == nil {
+				db.end(g)
+			}
+			db.wmu.Unlock()
+		})
+	}
+}
+
+// flushLingering commits a transaction left open for expected writes once
+// none is expected or waiting any more.
+func (db *DB) flushLingering() {
+	if !db.lingers.Load() {
+		return
+	}
+	db.wmu.Lock()
+	if g := db.cur.Load(); g != nil && g.running == nil && db.waiting.Load() == 0 && db.expected.Load() == 0 {
+		db.end(g)
+	}
+	db.wmu.Unlock()
+}
+
+// Expected is a write announced to the group commit (Expect).
+type Expected struct {
+	db   *DB
+	done atomic.Bool
+}
+
+// Expect announces a write on its way to WriteGroup — one whose signature
+// is being checked, say — so that a shared transaction whose writes are
+// done waits for it (at most maxLinger) instead of committing without it:
+// under load, one commit then takes the writes in flight. The write arrives
+// with (*Expected).WriteGroup or gives up with Cancel; call Cancel on every
+// path (it does nothing after WriteGroup), or a transaction lingers for
+// nothing until maxLinger.
+func (db *DB) Expect() *Expected {
+	db.expected.Add(1)
+	return &Expected{db: db}
+}
+
+// WriteGroup is (*DB).WriteGroup for the expected write.
+func (e *Expected) WriteGroup(fn func(tx *sql.Tx) error) error {
+	db := e.db
+	db.waiting.Add(1)
+	if e.done.CompareAndSwap(false, true) {
+		db.expected.Add(-1)
+	}
+	return db.writeGroup(fn)
+}
+
+// Cancel says the expected write will not come (it was rejected before
+// its transaction). It does nothing once the write arrived.
+func (e *Expected) Cancel() {
+	if e.done.CompareAndSwap(false, true) {
+		e.db.expected.Add(-1)
+		e.db.flushLingering()
+	}
 }
 
 // run calls fn, turning a panic into an error (and returning the panic
@@ -239,7 +360,11 @@ func run(fn func() error) (panicked any, err error) {
 // end commits (or, when broken or empty, rolls back) g, runs its writes'
 // hooks and its releases, and closes done. The caller holds wmu.
 func (db *DB) end(g *group) {
-	db.cur = nil
+	db.cur.Store(nil)
+	db.lingers.Store(false)
+	if g.linger != nil {
+		g.linger.Stop()
+	}
 	switch {
 	case g.broken != nil:
 		_ = g.tx.Rollback()
@@ -305,7 +430,7 @@ func (db *DB) OnAbort(tx *sql.Tx, f func()) {
 // Hold, so that they reuse it instead of waiting for a commit that waits
 // for them. Call it from inside the write function.
 func (db *DB) Hold(tx *sql.Tx, key any, release func()) bool {
-	g := db.cur
+	g := db.cur.Load()
 	if g == nil || g.tx != tx {
 		return false
 	}
@@ -322,12 +447,12 @@ func (db *DB) Hold(tx *sql.Tx, key any, release func()) bool {
 
 // Holds reports whether the transaction of tx holds key (Hold).
 func (db *DB) Holds(tx *sql.Tx, key any) bool {
-	g := db.cur
+	g := db.cur.Load()
 	return g != nil && g.tx == tx && g.held[key]
 }
 
 func (db *DB) running(tx *sql.Tx) *pending {
-	if g := db.cur; g != nil && g.tx == tx {
+	if g := db.cur.Load(); g != nil && g.tx == tx {
 		return g.running
 	}
 	return nil
@@ -359,8 +484,29 @@ func (db *DB) Prepare(ctx context.Context, queries ...string) error {
 
 // Stmt returns query as a statement of tx, a transaction of Write: the
 // cached prepared statement when Prepare registered the query, otherwise
-// one prepared now for this transaction only. It closes with tx.
+// one prepared now for this transaction only. It closes with tx. Within a
+// transaction the statement is made once per query and reused.
 func (db *DB) Stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	g := db.cur.Load()
+	if g == nil || g.tx != tx {
+		return db.txStmt(ctx, tx, query)
+	}
+	if st := g.stmts[query]; st != nil {
+		return st, nil
+	}
+	st, err := db.txStmt(ctx, tx, query)
+	if err != nil {
+		return nil, err
+	}
+	if g.stmts == nil {
+		g.stmts = map[string]*sql.Stmt{}
+	}
+	g.stmts[query] = st
+	return st, nil
+}
+
+// txStmt makes query a statement of tx (see Stmt).
+func (db *DB) txStmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
 	db.mu.Lock()
 	st, ok := db.stmts[query]
 	db.mu.Unlock()
@@ -368,6 +514,15 @@ func (db *DB) Stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, er
 		return tx.StmtContext(ctx, st), nil
 	}
 	return tx.PrepareContext(ctx, query)
+}
+
+// exec runs query in g's transaction (see Stmt). The caller holds wmu.
+func (db *DB) exec(ctx context.Context, g *group, query string) (sql.Result, error) {
+	st, err := db.Stmt(ctx, g.tx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx)
 }
 
 // Exec runs a cached prepared statement (see Stmt) in tx.
@@ -391,8 +546,14 @@ func (db *DB) QueryRow(ctx context.Context, tx *sql.Tx, query string, args ...an
 	return st.QueryRowContext(ctx, args...)
 }
 
-// Close closes both pools.
+// Close commits a transaction still open for expected writes and closes
+// both pools.
 func (db *DB) Close() error {
+	db.wmu.Lock()
+	if g := db.cur.Load(); g != nil && g.running == nil {
+		db.end(g)
+	}
+	db.wmu.Unlock()
 	var errs []error
 	db.mu.Lock()
 	for _, st := range db.stmts {

@@ -160,3 +160,33 @@ func TestPreparedStatements(t *testing.T) {
 		}
 	}
 }
+
+// The writer checkpoints every 4,000 pages and keeps temporary data in
+// memory; the readers keep SQLite's defaults.
+func TestWriterPragmas(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, tc := range []struct {
+		name   string
+		q      *sql.DB
+		pragma string
+		want   int
+	}{
+		{"writer", db.writer, "wal_autocheckpoint", 4000},
+		{"writer", db.writer, "temp_store", 2},
+		{"reader", db.Reader(), "wal_autocheckpoint", 1000},
+		{"reader", db.Reader(), "temp_store", 0},
+	} {
+		var got int
+		if err := tc.q.QueryRowContext(ctx, "PRAGMA "+tc.pragma).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("%s: %s = %d, want %d", tc.name, tc.pragma, got, tc.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Concurrent WriteGroup calls share transactions; a failing write rolls
@@ -139,5 +140,113 @@ func TestWriteGroupPanic(t *testing.T) {
 	db.Reader().QueryRowContext(ctx, `SELECT group_concat(actor, ',') FROM (SELECT actor FROM nonce_cache ORDER BY actor)`).Scan(&names)
 	if names != "q,r" {
 		t.Fatalf("rows %q, want q,r", names)
+	}
+}
+
+// A transaction whose writes are done waits for an expected write (Expect)
+// and commits with it; it commits without it when the expectation is
+// cancelled, or after maxLinger; a write arriving through its expectation
+// after that starts a transaction of its own.
+func TestWriteGroupExpected(t *testing.T) {
+	ctx := context.Background()
+	insert := func(name string) func(tx *sql.Tx) error {
+		return func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO nonce_cache VALUES (?, 1, 1)`, name)
+			return err
+		}
+	}
+	cases := []struct {
+		name   string
+		linger time.Duration
+		then   func(db *DB, exp *Expected) error // after the first write lingers
+		txs    int64                             // transactions for the two writes (1: shared)
+	}{
+		{"arrives", time.Minute, func(db *DB, exp *Expected) error { return exp.WriteGroup(insert("b")) }, 1},
+		{"cancelled", time.Minute, func(db *DB, exp *Expected) error { exp.Cancel(); return db.WriteGroup(insert("b")) }, 2},
+		{"late", 20 * time.Millisecond, func(db *DB, exp *Expected) error {
+			time.Sleep(100 * time.Millisecond)
+			return exp.WriteGroup(insert("b"))
+		}, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(d time.Duration) { maxLinger = d }(maxLinger)
+			maxLinger = tc.linger
+			db, err := Open(ctx, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			tx0, _ := db.CommitStats()
+			exp := db.Expect()
+			first := make(chan error, 1)
+			go func() { first <- db.WriteGroup(insert("a")) }()
+			deadline := time.Now().Add(10 * time.Second)
+			for !db.lingers.Load() {
+				if time.Now().After(deadline) {
+					t.Fatal("the first write's transaction did not wait for the expected one")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			if err := tc.then(db, exp); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-first:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the first write never committed")
+			}
+			exp.Cancel() // a no-op once arrived or cancelled
+			txs, writes := db.CommitStats()
+			var n int
+			if err := db.Reader().QueryRowContext(ctx, `SELECT count(*) FROM nonce_cache`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if txs-tx0 != tc.txs || writes < 2 || n != 2 || db.expected.Load() != 0 {
+				t.Fatalf("%d transactions (want %d), %d writes, %d rows, %d expected", txs-tx0, tc.txs, writes, n, db.expected.Load())
+			}
+		})
+	}
+}
+
+// Within a transaction a query's statement is made once and reused; the
+// next transaction makes its own.
+func TestStmtReusedWithinTransaction(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const sel = `SELECT count(*) FROM nonce_cache`
+	if err := db.Prepare(ctx, sel); err != nil {
+		t.Fatal(err)
+	}
+	var seen []*sql.Stmt
+	for range 2 {
+		err := db.WriteGroup(func(tx *sql.Tx) error {
+			a, err := db.Stmt(ctx, tx, sel)
+			if err != nil {
+				return err
+			}
+			b, err := db.Stmt(ctx, tx, sel)
+			if err != nil {
+				return err
+			}
+			if a != b {
+				t.Error("a query made two statements in one transaction")
+			}
+			seen = append(seen, a)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if seen[0] == seen[1] {
+		t.Fatal("two transactions shared a statement")
 	}
 }

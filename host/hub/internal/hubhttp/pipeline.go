@@ -261,6 +261,10 @@ func (p *Pipeline) Handler(h WriteHandler, maxBody int64) http.Handler {
 // Submit runs the pipeline on a request body. Rejections are *Error values
 // (identity codes, nonce_not_greater with its header, or the handler's).
 func (p *Pipeline) Submit(ctx context.Context, r *http.Request, body []byte, h WriteHandler) (*Outcome, error) {
+	// The write is announced to the group commit while its signature is
+	// checked: a shared transaction about to commit waits for it.
+	exp := p.DB.Expect()
+	defer exp.Cancel()
 	env, err := p.verify(body)
 	if err != nil {
 		p.logReject(ctx, nil, err)
@@ -279,76 +283,14 @@ func (p *Pipeline) Submit(ctx context.Context, r *http.Request, body []byte, h W
 	// are not cancelled with the request: an interrupt would roll back the
 	// other writes of the transaction too, and a write either commits
 	// whole or not at all anyway (the client resubmits and is answered).
-	reqCtx := ctx
-	ctx = context.WithoutCancel(ctx)
-	err = p.DB.WriteGroup(func(tx *sql.Tx) error {
-		now := p.Clock()
-		nowMS := now.UnixMilli()
-		acc, err := scanAccepted(p.DB.QueryRow(ctx, tx, lookupAcceptedSQL, env.Hash), env.Hash)
-		if err != nil {
-			return err
-		}
-		if acc != nil {
-			res, err := h.Replay(ctx, tx, acc)
-			if err != nil {
-				return err
-			}
-			out.Result, out.Replayed = res, true
-			out.MaxSeenNonce, err = p.effectiveMax(ctx, tx, h, env, nowMS)
-			return err
-		}
-		if d := nowMS - env.Event.CreatedAt; d > p.window().Milliseconds() || -d > p.window().Milliseconds() {
-			return Errorf(identity.CodeTimestampOutOfWindow,
-				"created_at %d is %s from the hub clock; the live-write window is ±%s",
-				env.Event.CreatedAt, time.Duration(d)*time.Millisecond, p.window()).
-				WithData("created_at", env.Event.CreatedAt).
-				WithData("server_time", nowMS).
-				WithData("window_ms", p.window().Milliseconds())
-		}
-		eff, err := p.effectiveMax(ctx, tx, h, env, nowMS)
-		if err != nil {
-			return err
-		}
-		if env.Event.Nonce <= eff {
-			return NonceNotGreater(env.Event.Nonce, eff)
-		}
-		if _, err := p.DB.Exec(ctx, tx, insertAcceptedSQL,
-			env.Hash, env.Event.Protocol, env.Event.Type, env.Event.Actor, env.Event.Nonce,
-			env.Event.CreatedAt, nowMS, compact.Bytes()); err != nil {
-			return err
-		}
-		write := &Write{Tx: tx, Envelope: env, Raw: compact.Bytes(), Now: now, AcceptedAt: nowMS, Request: r, p: p}
-		// A write that does not commit (an error, a panic, a failed commit)
-		// gives back what Accept took.
-		p.DB.OnAbort(tx, write.abort)
-		res, err := h.Accept(ctx, write)
-		if err != nil {
-			return err
-		}
-		if res == nil {
-			return errors.New("hubhttp: WriteHandler.Accept returned no result")
-		}
-		if res.AfterCommit != nil {
-			p.DB.OnCommit(tx, res.AfterCommit)
-		}
-		if _, err := p.DB.Exec(ctx, tx, upsertNonceSQL,
-			env.Event.Actor, env.Event.Nonce, nowMS+p.nonceTTL().Milliseconds()); err != nil {
-			return err
-		}
-		if p.writes.Add(1)%pruneEveryNth == 0 {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM nonce_cache WHERE expires_at < ?`, nowMS); err != nil {
-				return err
-			}
-		}
-		out.Result = res
-		out.MaxSeenNonce = env.Event.Nonce
-		return nil
+	wctx := context.WithoutCancel(ctx)
+	err = exp.WriteGroup(func(tx *sql.Tx) error {
+		return p.apply(wctx, tx, r, env, compact.Bytes(), h, out)
 	})
 	if err != nil {
-		p.logReject(reqCtx, env, err)
+		p.logReject(ctx, env, err)
 		return nil, AsError(err)
 	}
-	ctx = reqCtx
 	if p.Logger != nil {
 		msg := "write accepted"
 		if out.Replayed {
@@ -360,6 +302,74 @@ func (p *Pipeline) Submit(ctx context.Context, r *http.Request, body []byte, h W
 			slog.String("hash", env.Hash))
 	}
 	return out, nil
+}
+
+// apply runs steps 6–9 of a verified envelope in the write transaction tx
+// and fills out.
+func (p *Pipeline) apply(ctx context.Context, tx *sql.Tx, r *http.Request, env *identity.Envelope, raw []byte, h WriteHandler, out *Outcome) error {
+	now := p.Clock()
+	nowMS := now.UnixMilli()
+	// One round trip: the accepted envelope with this hash, if any, and the
+	// actor's cached maximum nonce.
+	acc, cached, err := scanAcceptedAndNonce(p.DB.QueryRow(ctx, tx, lookupAcceptedNonceSQL, env.Event.Actor, nowMS, env.Hash), env.Hash)
+	if err != nil {
+		return err
+	}
+	if acc != nil {
+		res, err := h.Replay(ctx, tx, acc)
+		if err != nil {
+			return err
+		}
+		out.Result, out.Replayed = res, true
+		out.MaxSeenNonce, err = p.effectiveMax(ctx, tx, h, env, cached)
+		return err
+	}
+	if d := nowMS - env.Event.CreatedAt; d > p.window().Milliseconds() || -d > p.window().Milliseconds() {
+		return Errorf(identity.CodeTimestampOutOfWindow,
+			"created_at %d is %s from the hub clock; the live-write window is ±%s",
+			env.Event.CreatedAt, time.Duration(d)*time.Millisecond, p.window()).
+			WithData("created_at", env.Event.CreatedAt).
+			WithData("server_time", nowMS).
+			WithData("window_ms", p.window().Milliseconds())
+	}
+	eff, err := p.effectiveMax(ctx, tx, h, env, cached)
+	if err != nil {
+		return err
+	}
+	if env.Event.Nonce <= eff {
+		return NonceNotGreater(env.Event.Nonce, eff)
+	}
+	if _, err := p.DB.Exec(ctx, tx, insertAcceptedSQL,
+		env.Hash, env.Event.Protocol, env.Event.Type, env.Event.Actor, env.Event.Nonce,
+		env.Event.CreatedAt, nowMS, raw); err != nil {
+		return err
+	}
+	write := &Write{Tx: tx, Envelope: env, Raw: raw, Now: now, AcceptedAt: nowMS, Request: r, p: p}
+	// A write that does not commit (an error, a panic, a failed commit)
+	// gives back what Accept took.
+	p.DB.OnAbort(tx, write.abort)
+	res, err := h.Accept(ctx, write)
+	if err != nil {
+		return err
+	}
+	if res == nil {
+		return errors.New("hubhttp: WriteHandler.Accept returned no result")
+	}
+	if res.AfterCommit != nil {
+		p.DB.OnCommit(tx, res.AfterCommit)
+	}
+	if _, err := p.DB.Exec(ctx, tx, upsertNonceSQL,
+		env.Event.Actor, env.Event.Nonce, nowMS+p.nonceTTL().Milliseconds()); err != nil {
+		return err
+	}
+	if p.writes.Add(1)%pruneEveryNth == 0 {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM nonce_cache WHERE expires_at < ?`, nowMS); err != nil {
+			return err
+		}
+	}
+	out.Result = res
+	out.MaxSeenNonce = env.Event.Nonce
+	return nil
 }
 
 // verify runs Agent Identity 6.1 steps 1–5 exactly as identity.ParseEnvelope
@@ -386,12 +396,9 @@ func (p *Pipeline) verify(body []byte) (*identity.Envelope, error) {
 }
 
 // effectiveMax is the nonce an envelope must exceed: the actor's cached
-// maximum while valid, or the handler's durable floor, whichever is greater.
-func (p *Pipeline) effectiveMax(ctx context.Context, tx *sql.Tx, h WriteHandler, env *identity.Envelope, nowMS int64) (int64, error) {
-	cached, err := scanNonce(p.DB.QueryRow(ctx, tx, cachedNonceSQL, env.Event.Actor, nowMS))
-	if err != nil {
-		return 0, err
-	}
+// maximum while valid (cached, 0 when none), or the handler's durable
+// floor, whichever is greater.
+func (p *Pipeline) effectiveMax(ctx context.Context, tx *sql.Tx, h WriteHandler, env *identity.Envelope, cached int64) (int64, error) {
 	floor, err := h.NonceFloor(ctx, tx, env)
 	if err != nil {
 		return 0, err
@@ -430,18 +437,40 @@ const (
 		(hash, protocol, type, actor, nonce, created_at, accepted_at, envelope) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	upsertNonceSQL = `INSERT INTO nonce_cache (actor, max_nonce, expires_at) VALUES (?, ?, ?)
 		ON CONFLICT (actor) DO UPDATE SET max_nonce = excluded.max_nonce, expires_at = excluded.expires_at`
+	// lookupAcceptedNonceSQL is lookupAcceptedSQL and cachedNonceSQL in
+	// one row: the accepted columns are NULL when no envelope has the hash,
+	// the nonce is 0 when the actor has no valid cache entry.
+	lookupAcceptedNonceSQL = `SELECT a.protocol, a.type, a.actor, a.nonce, a.created_at, a.accepted_at, a.envelope,
+		COALESCE((SELECT max_nonce FROM nonce_cache WHERE actor = ? AND expires_at >= ?), 0)
+		FROM (SELECT 1) LEFT JOIN accepted_envelopes a ON a.hash = ?`
 )
 
 // Prepare prepares the pipeline's statements on the hub's writer (see
 // hubdb.DB.Prepare); call it once before serving. Without it the pipeline
 // still works, parsing its SQL in every write.
 func (p *Pipeline) Prepare(ctx context.Context) error {
-	return p.DB.Prepare(ctx, lookupAcceptedSQL, cachedNonceSQL, insertAcceptedSQL, upsertNonceSQL)
+	return p.DB.Prepare(ctx, lookupAcceptedNonceSQL, insertAcceptedSQL, upsertNonceSQL)
 }
 
 // LookupAccepted returns the accepted envelope with this event hash, or nil.
 func LookupAccepted(ctx context.Context, q Querier, hash string) (*Accepted, error) {
 	return scanAccepted(q.QueryRowContext(ctx, lookupAcceptedSQL, hash), hash)
+}
+
+// scanAcceptedAndNonce reads a row of lookupAcceptedNonceSQL.
+func scanAcceptedAndNonce(row *sql.Row, hash string) (*Accepted, int64, error) {
+	var protocol, typ, actor sql.NullString
+	var nonce, createdAt, acceptedAt sql.NullInt64
+	var env []byte
+	var cached int64
+	if err := row.Scan(&protocol, &typ, &actor, &nonce, &createdAt, &acceptedAt, &env, &cached); err != nil {
+		return nil, 0, err
+	}
+	if !protocol.Valid {
+		return nil, cached, nil
+	}
+	return &Accepted{Hash: hash, Protocol: protocol.String, Type: typ.String, Actor: actor.String, Nonce: nonce.Int64,
+		CreatedAt: createdAt.Int64, AcceptedAt: acceptedAt.Int64, Envelope: env}, cached, nil
 }
 
 func scanAccepted(row *sql.Row, hash string) (*Accepted, error) {
