@@ -1,9 +1,10 @@
 package plugins_test
 
 import (
-	"apconnect/host/plugin"
 	"strings"
 	"testing"
+
+	"apconnect/host/plugin"
 )
 
 const curationDir = "curation"

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"apconnect/host/text"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +17,7 @@ import (
 	"apconnect/host/plugin"
 	"apconnect/host/pluginhost"
 	"apconnect/host/termsafe"
+	"apconnect/host/text"
 )
 
 func init() {

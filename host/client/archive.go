@@ -1,7 +1,6 @@
 package client
 
 import (
-	"apconnect/host/text"
 	"bufio"
 	"bytes"
 	"context"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"apconnect/host/proto/adp"
+	"apconnect/host/text"
 )
 
 // Bounds of an archive download beyond Options.MaxArchiveBytes.

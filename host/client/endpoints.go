@@ -1,13 +1,14 @@
 package client
 
 import (
-	"apconnect/host/proto/adp"
-	"apconnect/host/text"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+
+	"apconnect/host/proto/adp"
+	"apconnect/host/text"
 )
 
 // discovery returns the cached discovery document, reading it when none is

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"apconnect/host/text"
 	"context"
 	"fmt"
 	"net/http"
@@ -9,6 +8,7 @@ import (
 
 	"apconnect/host/identity"
 	"apconnect/host/proto/adp"
+	"apconnect/host/text"
 )
 
 // SubmitJoinRequest posts a signed room.join.request envelope

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"apconnect/host/text"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 
 	"apconnect/host/identity"
 	"apconnect/host/proto/adp"
+	"apconnect/host/text"
 )
 
 var errNilEnvelope = errors.New("client: nil envelope")

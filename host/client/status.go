@@ -1,7 +1,6 @@
 package client
 
 import (
-	"apconnect/host/text"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"net/url"
 
 	"apconnect/host/identity"
+	"apconnect/host/text"
 )
 
 // maxStatusPages bounds how many pages AgentStatuses follows.

@@ -1,10 +1,11 @@
 package identity
 
 import (
-	itext "apconnect/host/text"
 	"crypto/ed25519"
 	"fmt"
 	"strings"
+
+	itext "apconnect/host/text"
 )
 
 // AgentIDPrefix is the fixed prefix of every Agent ID (section 3.2).

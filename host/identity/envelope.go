@@ -1,9 +1,10 @@
 package identity
 
 import (
-	itext "apconnect/host/text"
 	"crypto/ed25519"
 	"crypto/sha3"
+
+	itext "apconnect/host/text"
 )
 
 // Envelope is a signed event envelope (section 5): the event, its hash (the

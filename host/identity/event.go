@@ -1,11 +1,12 @@
 package identity
 
 import (
-	itext "apconnect/host/text"
 	"crypto/ed25519"
 	"crypto/sha3"
 	"encoding/json"
 	"slices"
+
+	itext "apconnect/host/text"
 )
 
 // Event is a signed event object (section 5.1): the six identity fields

@@ -1,7 +1,6 @@
 package identity
 
 import (
-	itext "apconnect/host/text"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	itext "apconnect/host/text"
 )
 
 // MaxSafeInteger is 2^53-1, the largest integer every JSON implementation

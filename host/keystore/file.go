@@ -1,7 +1,6 @@
 package keystore
 
 import (
-	"apconnect/host/text"
 	"bytes"
 	"crypto/subtle"
 	"encoding/json"
@@ -18,6 +17,7 @@ import (
 
 	"apconnect/host/identity"
 	"apconnect/host/internal/fileowner"
+	"apconnect/host/text"
 )
 
 // Format constants of the key file document.

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"apconnect/host/toolcatalog"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -9,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"apconnect/host/toolcatalog"
 )
 
 // goldenDir holds one snapshot per tool, <name>.json, exactly as tools/list

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"apconnect/host/toolcatalog"
 	"bytes"
 	"encoding/json"
 	"io/fs"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"apconnect/host/toolcatalog"
 	"apconnect/schemas"
 )
 

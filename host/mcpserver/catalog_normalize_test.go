@@ -1,8 +1,9 @@
 package mcpserver
 
 import (
-	"apconnect/host/toolcatalog"
 	"testing"
+
+	"apconnect/host/toolcatalog"
 )
 
 // Through the server: a 0.12.6 client's nulls and blanks reach the engine

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"apconnect/host/toolcatalog"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"apconnect/host/toolcatalog"
 )
 
 // ToolHandler handles one call of a catalog tool whose arguments have already

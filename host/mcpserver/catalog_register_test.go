@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"apconnect/host/toolcatalog"
 	"context"
 	"encoding/json"
 	"slices"
@@ -10,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"apconnect/host/toolcatalog"
 )
 
 // connect serves s over in-memory transports and returns a client session.

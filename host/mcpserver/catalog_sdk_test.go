@@ -1,12 +1,12 @@
 package mcpserver
 
 import (
-	"apconnect/host/toolcatalog"
 	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 
+	"apconnect/host/toolcatalog"
 	"apconnect/test/catalogcheck"
 )
 

@@ -1,12 +1,13 @@
 package mcpserver
 
 import (
-	"apconnect/host/toolcatalog"
 	"encoding/json"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	"apconnect/host/toolcatalog"
 )
 
 // The tables in this file restate the connector spec

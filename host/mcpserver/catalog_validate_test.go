@@ -1,13 +1,14 @@
 package mcpserver
 
 import (
-	"apconnect/host/toolcatalog"
 	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
+
+	"apconnect/host/toolcatalog"
 )
 
 const (

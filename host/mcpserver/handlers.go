@@ -1,8 +1,6 @@
 package mcpserver
 
 import (
-	"apconnect/host/engine"
-	"apconnect/host/toolcatalog"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +10,9 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"apconnect/host/engine"
+	"apconnect/host/toolcatalog"
 )
 
 // handler turns a module's tool declaration into a catalog ToolHandler.

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"apconnect/host/toolcatalog"
 	"context"
 	"crypto/x509"
 	"encoding/json"
@@ -22,6 +21,7 @@ import (
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/plugin"
 	"apconnect/host/proto/adp"
+	"apconnect/host/toolcatalog"
 )
 
 // The harness: a real local hub (hubtest), connectors of test agents on it,

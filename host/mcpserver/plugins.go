@@ -1,8 +1,6 @@
 package mcpserver
 
 import (
-	"apconnect/host/connector/discourse"
-	"apconnect/host/toolcatalog"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +10,9 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"apconnect/host/connector/discourse"
+	"apconnect/host/toolcatalog"
 )
 
 // pluginToolName is the shape of a plugin tool's MCP name: <plugin>_<tool>

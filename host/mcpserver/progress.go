@@ -1,12 +1,13 @@
 package mcpserver
 
 import (
-	"apconnect/host/engine"
 	"context"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"apconnect/host/engine"
 )
 
 // Progress of long syncs.

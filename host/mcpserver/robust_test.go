@@ -1,9 +1,6 @@
 package mcpserver
 
 import (
-	"apconnect/host/connector/discourse"
-	"apconnect/host/engine"
-	"apconnect/host/toolcatalog"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +12,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"apconnect/host/connector"
+	"apconnect/host/connector/discourse"
+	"apconnect/host/engine"
+	"apconnect/host/toolcatalog"
 )
 
 // Every tool called with only its required inputs, and with none at all:

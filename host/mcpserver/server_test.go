@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"apconnect/host/toolcatalog"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"apconnect/host/plugin"
+	"apconnect/host/toolcatalog"
 )
 
 // The server announces exactly tools and resources (with subscribe): no

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"apconnect/host/toolcatalog"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -9,6 +8,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"apconnect/host/toolcatalog"
 )
 
 // In-process tests of every tool through a real MCP client session, against

@@ -1,11 +1,12 @@
 package plugin
 
 import (
-	"apconnect/host/text"
 	"fmt"
 	"regexp"
 	"sort"
 	"strings"
+
+	"apconnect/host/text"
 )
 
 // The content policy: what no plugin output may carry, whatever its schema

@@ -1,12 +1,13 @@
 package plugin
 
 import (
-	"apconnect/host/text"
 	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"apconnect/host/text"
 )
 
 // maxSchemaBytes caps a plugin-supplied schema (ADP 20 recommends 16 KiB for

@@ -1,11 +1,12 @@
 package plugin
 
 import (
-	"apconnect/host/text"
 	"context"
 	"encoding/json"
 	"regexp"
 	"slices"
+
+	"apconnect/host/text"
 )
 
 type watchInput struct {

@@ -1,13 +1,13 @@
 package room
 
 import (
-	"apconnect/host/text"
 	"crypto/sha256"
 	"encoding/base64"
 	"strconv"
 
 	"apconnect/host/identity"
 	"apconnect/host/proto/adp"
+	"apconnect/host/text"
 )
 
 // Tool names the inbox suggests.

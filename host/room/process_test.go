@@ -1,7 +1,6 @@
 package room_test
 
 import (
-	"apconnect/host/text"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"apconnect/host/proto/adp"
 	"apconnect/host/room"
 	"apconnect/host/room/roomtest"
+	"apconnect/host/text"
 )
 
 const host = "https://hub.test"

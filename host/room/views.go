@@ -1,13 +1,13 @@
 package room
 
 import (
-	"apconnect/host/text"
 	"encoding/json"
 	"strings"
 
 	"apconnect/host/identity"
 	"apconnect/host/inbox"
 	"apconnect/host/proto/adp"
+	"apconnect/host/text"
 )
 
 // MaxSummaryRunes caps summaries of timeline and inbox items (code points).

@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"apconnect/host/identity"
-
 	"apconnect/host/internal/sqlitedb"
 )
 

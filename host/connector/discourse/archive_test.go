@@ -1,14 +1,15 @@
 package discourse_test
 
 import (
-	"apconnect/host/connector/discourse"
-	"apconnect/host/connector/internal/connectortest"
-	"apconnect/host/engine"
 	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"apconnect/host/connector/discourse"
+	"apconnect/host/connector/internal/connectortest"
+	"apconnect/host/engine"
 )
 
 // room_archive downloads and verifies the room's archive (the 0.12.6

@@ -1,16 +1,16 @@
 package discourse
 
 import (
-	"apconnect/host/engine"
-	"apconnect/host/text"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
+	"apconnect/host/engine"
 	"apconnect/host/plugin"
 	"apconnect/host/proto/adp"
+	"apconnect/host/text"
 )
 
 // Plugin type packs. A room_create type declaration or a type.define

@@ -1,9 +1,6 @@
 package discourse
 
 import (
-	"apconnect/host/capability"
-	"apconnect/host/engine"
-	"apconnect/host/text"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,9 +9,12 @@ import (
 	"sort"
 	"strings"
 
+	"apconnect/host/capability"
+	"apconnect/host/engine"
 	"apconnect/host/plugin"
 	"apconnect/host/proto/adp"
 	"apconnect/host/room"
+	"apconnect/host/text"
 	"apconnect/host/toolcatalog"
 )
 

@@ -1,12 +1,13 @@
 package discourse
 
 import (
-	"apconnect/host/engine"
-	"apconnect/host/text"
 	"context"
 	"fmt"
 	"strings"
 	"time"
+
+	"apconnect/host/engine"
+	"apconnect/host/text"
 )
 
 // The Discourse tools, declared once each: catalog name (the schemas,

@@ -1,13 +1,13 @@
 package adp
 
 import (
-	"apconnect/host/text"
 	"context"
 	"fmt"
 	"mime"
 	"strings"
 
 	"apconnect/host/identity"
+	"apconnect/host/text"
 )
 
 // RecordLookup answers the record hash at a seq of one room. ok is false

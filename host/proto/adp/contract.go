@@ -1,13 +1,13 @@
 package adp
 
 import (
-	"apconnect/host/text"
 	"context"
 	"fmt"
 	"slices"
 	"time"
 
 	"apconnect/host/identity"
+	"apconnect/host/text"
 )
 
 // createSpec is a checked room.create payload.

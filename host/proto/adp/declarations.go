@@ -1,10 +1,11 @@
 package adp
 
 import (
-	"apconnect/host/text"
 	"context"
 	"fmt"
 	"slices"
+
+	"apconnect/host/text"
 )
 
 // Declaration is one type declaration (12.4, 12.5): an inline definition, a

@@ -1,7 +1,6 @@
 package adp
 
 import (
-	"apconnect/host/text"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"apconnect/host/text"
 )
 
 // HTTPSPackFetcher resolves external packs over HTTPS (12.5): HTTPS at every

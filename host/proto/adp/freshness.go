@@ -1,10 +1,11 @@
 package adp
 
 import (
-	"apconnect/host/text"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"apconnect/host/text"
 )
 
 // Class is a record's freshness class (5.1): how its base is checked and

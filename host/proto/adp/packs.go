@@ -1,7 +1,6 @@
 package adp
 
 import (
-	"apconnect/host/text"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -12,6 +11,7 @@ import (
 	"sync"
 
 	"apconnect/host/identity"
+	"apconnect/host/text"
 )
 
 // Pack is a type pack (12.5): a versioned collection of type definitions.

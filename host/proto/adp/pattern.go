@@ -1,12 +1,13 @@
 package adp
 
 import (
-	"apconnect/host/text"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"apconnect/host/text"
 )
 
 // CheckPattern reports whether p is a portable pattern, as the type schema

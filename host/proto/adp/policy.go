@@ -1,11 +1,11 @@
 package adp
 
 import (
-	"apconnect/host/text"
 	"encoding/json"
 	"slices"
 
 	"apconnect/host/identity"
+	"apconnect/host/text"
 )
 
 // Policy is a room policy (8.3). Absent members keep their defaults: nil

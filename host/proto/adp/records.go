@@ -1,11 +1,11 @@
 package adp
 
 import (
-	"apconnect/host/text"
 	"crypto/sha3"
 	"maps"
 
 	"apconnect/host/identity"
+	"apconnect/host/text"
 )
 
 // Record is a server record (ADP 14): an accepted envelope with the host's

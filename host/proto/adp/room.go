@@ -1,13 +1,13 @@
 package adp
 
 import (
-	"apconnect/host/text"
 	"bytes"
 	"encoding/json"
 	"maps"
 	"slices"
 
 	"apconnect/host/identity"
+	"apconnect/host/text"
 )
 
 // Visibility is a room's visibility (8.2).

@@ -1,12 +1,13 @@
 package adp
 
 import (
-	"apconnect/host/text"
 	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+
+	"apconnect/host/text"
 )
 
 // Draft202012 is the only $schema value the type schema profile admits.

@@ -1,7 +1,6 @@
 package discourse
 
 import (
-	"apconnect/host/text"
 	"bufio"
 	"context"
 	"database/sql"
@@ -12,6 +11,7 @@ import (
 	"apconnect/host/hub/internal/hubhttp"
 	"apconnect/host/identity"
 	"apconnect/host/proto/adp"
+	"apconnect/host/text"
 )
 
 // archive is one consistent view of a room's archive: the manifest and the

@@ -1,13 +1,13 @@
 package discourse
 
 import (
-	"apconnect/host/text"
 	"errors"
 	"time"
 
 	"apconnect/host/hub/internal/hubhttp"
 	"apconnect/host/identity"
 	"apconnect/host/proto/adp"
+	"apconnect/host/text"
 )
 
 // quotaRetryAfter is the Retry-After of rate_limited answers for quotas

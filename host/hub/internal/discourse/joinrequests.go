@@ -1,7 +1,6 @@
 package discourse
 
 import (
-	"apconnect/host/text"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -12,6 +11,7 @@ import (
 	"apconnect/host/hub/internal/hubhttp"
 	"apconnect/host/identity"
 	"apconnect/host/proto/adp"
+	"apconnect/host/text"
 )
 
 // joinRequest is the join request resource (ADP 10; the kernel schema's

@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	_ "modernc.org/sqlite"
+
 	"apconnect/host/hub/hubtest"
 	"apconnect/host/proto/adp"
-
-	_ "modernc.org/sqlite"
 )
 
 // TestUpgradeReplaysOldSnapshots opens a hub.db written before discourse

@@ -1,7 +1,6 @@
 package hubhttp
 
 import (
-	"apconnect/host/text"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +8,7 @@ import (
 	"net/http"
 
 	"apconnect/host/identity"
+	"apconnect/host/text"
 )
 
 // ReadBody reads a JSON request body of at most limit bytes. It requires

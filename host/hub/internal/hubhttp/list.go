@@ -1,13 +1,13 @@
 package hubhttp
 
 import (
-	"apconnect/host/text"
 	"encoding/json"
 	"net/url"
 	"slices"
 	"strconv"
 
 	"apconnect/host/identity"
+	"apconnect/host/text"
 )
 
 // CheckQuery rejects query parameters other than allowed, and any parameter

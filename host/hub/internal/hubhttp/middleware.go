@@ -1,7 +1,6 @@
 package hubhttp
 
 import (
-	"apconnect/host/text"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"apconnect/host/identity"
+	"apconnect/host/text"
 )
 
 // Methods dispatches on the request method so that every route answers an
