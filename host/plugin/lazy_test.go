@@ -249,21 +249,21 @@ func TestFirstInstanceDisagreeingWithTheCacheFailsClosed(t *testing.T) {
 // limits to its first use: a memory cap the module no longer fits makes
 // the plugin fail closed there, with the error an eager load gives.
 func TestCachedStartChecksTheLimitsOnFirstUse(t *testing.T) {
-	wasm := plugintest.Build(t, fullDir)
+	wasm := plugintest.BuildWat(t, "testdata/cache/big_memory.wat")
 	digest := moduleDigest(t, wasm)
 	dir := t.TempDir()
-	fillCache(t, dir, wasm, allGrants)
+	fillCache(t, dir, wasm, plugin.AllGrants())
 	small := plugin.Limits{MemoryBytes: 1 << 20}
-	_, eagerErr := plugintest.Runtime(t).Load(ctx(), wasm, digest, allGrants, small)
+	_, eagerErr := plugintest.Runtime(t).Load(ctx(), wasm, digest, plugin.AllGrants(), small)
 	var eager *plugin.Error
 	if !errors.As(eagerErr, &eager) || eager.Code != plugin.CodeInvalidModule {
 		t.Fatalf("an eager load under 1 MiB: %v", eagerErr)
 	}
-	p, err := cachedRuntime(t, dir).Load(ctx(), wasm, digest, allGrants, small)
+	p, err := cachedRuntime(t, dir).Load(ctx(), wasm, digest, plugin.AllGrants(), small)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.CallTool(ctx(), "echo", []byte(`{"text":"x"}`), nil)
+	_, err = p.CallTool(ctx(), "ping", nil, nil)
 	var e *plugin.Error
 	if !errors.As(err, &e) || e.Code != eager.Code || e.Op != "tool" {
 		t.Fatalf("first call: %v, want %s", err, eager.Code)
