@@ -102,11 +102,24 @@ lint:
 	@echo "GOOS=windows GOARCH=amd64 go build ./... (the non-unix files build)"
 	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./...
 
-## test: everything CI needs, built from scratch, then the Python interop suite
-test: lint build test-tools
-	$(GO) test -race -count=1 ./...
-	cd sdk-guest && $(GO) test -race -count=1 ./...
-	$(MAKE) interop-py
+## test: everything CI needs, built from scratch, then the Python interop
+## suite; prints the time each phase took at the end (also when one fails)
+PHASES := $(BIN)/.make-test-phases
+# $(call phase,NAME,COMMAND) runs COMMAND in a subshell and appends its
+# wall time to $(PHASES); a failing phase prints the table so far and stops.
+phase = echo "== make test: $(1)"; start=$$(date +%s); \
+	if ( $(2) ); then printf '  %-18s %4d s\n' "$(1)" $$(( $$(date +%s) - start )) >> $(PHASES); \
+	else printf '  %-18s %4d s  FAILED\n' "$(1)" $$(( $$(date +%s) - start )) >> $(PHASES); \
+	echo "make test: time per phase"; cat $(PHASES); exit 1; fi
+test: test-tools
+	@mkdir -p $(BIN); rm -f $(PHASES); date +%s > $(PHASES).start
+	@$(call phase,lint,$(MAKE) --no-print-directory lint)
+	@$(call phase,build,$(MAKE) --no-print-directory build)
+	@$(call phase,go test -race,$(GO) test -race -count=1 ./...)
+	@$(call phase,sdk-guest tests,cd sdk-guest && $(GO) test -race -count=1 ./...)
+	@$(call phase,interop-py,$(MAKE) --no-print-directory interop-py)
+	@echo "make test: time per phase"; cat $(PHASES); \
+	printf '  %-18s %4d s\n' total $$(( $$(date +%s) - $$(cat $(PHASES).start) ))
 
 # The interop suite (test/interop, docs/INTEROP.md): apconnect against the
 # reference SDKs agent-protocols 0.12.6, Python (pinned in requirements.txt,
