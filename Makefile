@@ -81,11 +81,14 @@ $(FIRST_PARTY_WASM): $(BIN)/plugins/%.wasm: plugins/% $$(wildcard plugins/$$*/go
 $(EXAMPLE_WASM): $(BIN)/plugins/%.wasm: examples/plugins/% $$(wildcard examples/plugins/$$*/go.mod examples/plugins/$$*/go.sum examples/plugins/$$*/*.go) $(SDK_SRC)
 	$(PLUGIN_BUILD)
 
-## lint: gofmt, go vet, staticcheck, go mod tidy, a Windows build and the
-## generated README tool table must be clean
+## lint: gofmt, the house style (imports grouped standard library /
+## third party / apconnect, the goimports -local apconnect order; no
+## production function over 100 lines), go vet, staticcheck, go mod tidy, a
+## Windows build and the generated README tool table must be clean
 lint:
 	@unformatted=$$(gofmt -l $(GOFILES)); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GO) test -count=1 ./test/housestyle
 	$(GO) vet ./...
 	$(GO) vet -tags browser ./test/browser/
 	cd sdk-guest && $(GO) vet ./... && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...
