@@ -33,8 +33,14 @@ type Verdict struct {
 // read at resolvedURL, from the principal's own id. Relying parties still
 // enforce scopes and constraints and authenticate the subject.
 func VerifyCredential(cred *Credential, records []Record, doc *PrincipalDocument, resolvedURL, audience string, now int64) Verdict {
+	return VerifyCredentialWith(ValidateEnvelope, cred, records, doc, resolvedURL, audience, now)
+}
+
+// VerifyCredentialWith is VerifyCredential with the latest grant's
+// envelope checked by validate (see EnvelopeValidator).
+func VerifyCredentialWith(validate EnvelopeValidator, cred *Credential, records []Record, doc *PrincipalDocument, resolvedURL, audience string, now int64) Verdict {
 	var reasons []string
-	if err := latestGrantMatches(cred, records, doc, resolvedURL); err != nil {
+	if err := latestGrantMatches(validate, cred, records, doc, resolvedURL); err != nil {
 		reasons = append(reasons, reason(err))
 	}
 	verified := len(reasons) == 0
@@ -67,13 +73,13 @@ func VerifyCredential(cred *Credential, records []Record, doc *PrincipalDocument
 // credential's grant members (compared in JCS, so JSON types count); the
 // credential's latest event is that grant (same acceptance time and
 // controller, not revoked) or a later revocation (revoked).
-func latestGrantMatches(cred *Credential, records []Record, doc *PrincipalDocument, resolvedURL string) error {
+func latestGrantMatches(validate EnvelopeValidator, cred *Credential, records []Record, doc *PrincipalDocument, resolvedURL string) error {
 	i := slices.IndexFunc(records, func(r Record) bool { return r.Envelope.Hash == cred.GrantEventID })
 	if i < 0 {
 		return newError(CodeInvalidDelegation, "/grant_event_id", "latest grant record is missing")
 	}
 	rec := &records[i]
-	if err := CheckHistorical(rec, doc, resolvedURL, nil); err != nil {
+	if err := checkHistorical(validate, rec, doc, resolvedURL, nil); err != nil {
 		return err
 	}
 	if rec.Envelope.Event.Type != TypeGrant {

@@ -249,3 +249,28 @@ func TestCredentialJSON(t *testing.T) {
 		t.Errorf("record: %+v %v", rec, err)
 	}
 }
+
+// TestVerifyCredentialWithUsesTheValidator: the latest grant's envelope is
+// checked by the validator passed in, whose refusal unverifies the
+// credential.
+func TestVerifyCredentialWithUsesTheValidator(t *testing.T) {
+	t.Parallel()
+	doc := testDocument()
+	env := grantWith(t, restricted, 1, nil)
+	cred := materialize(t, env, 250, nil)
+	records := []Record{record(env, 250)}
+	calls := 0
+	counting := func(e *identity.Envelope) (*Event, error) {
+		calls++
+		return ValidateEnvelope(e)
+	}
+	if v := VerifyCredentialWith(counting, cred, records, doc, testPrincipal, testOrigin, 300); !v.Usable || calls != 1 {
+		t.Errorf("counting validator: usable=%v calls=%d reasons=%q", v.Usable, calls, v.Reasons)
+	}
+	refusing := func(*identity.Envelope) (*Event, error) {
+		return nil, newError(CodeInvalidSignature, "/signature", "refused by the validator")
+	}
+	if v := VerifyCredentialWith(refusing, cred, records, doc, testPrincipal, testOrigin, 300); v.Verified || v.Usable {
+		t.Errorf("refusing validator: verified=%v usable=%v", v.Verified, v.Usable)
+	}
+}
