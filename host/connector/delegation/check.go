@@ -196,7 +196,9 @@ func (m *Module) verify(cred *proto.Credential, h historyAnswer, doc *proto.Prin
 	}
 	var v proto.Verdict
 	var wg sync.WaitGroup
-	wg.Go(func() { v = proto.VerifyCredentialWith(m.validateEnvelope, cred, h.records, doc, doc.ID, audience, m.NowMS()) })
+	wg.Go(func() {
+		v = proto.VerifyCredentialWith(m.validateEnvelope, cred, h.records, doc, doc.ID, audience, m.NowMS())
+	})
 	if !h.checked {
 		h.recErr = m.checkRecords(h.records, cred.ID, doc.ID)
 	}
