@@ -1,5 +1,5 @@
-;; @attack _initialize busies itself for tens of millions of loop iterations
-;;         (about a second): short of the load deadline, so the plugin loads,
+;; @attack _initialize busies itself for hundreds of millions of loop iterations
+;;         (a third of a second on a fast core): short of the load deadline, so the plugin loads,
 ;;         but far beyond a 50 ms validate deadline. Every new instance pays it
 ;;         again, so once the first instance is gone (here: a trapping tool
 ;;         discards it) each call waits for a slow instantiation.
@@ -31,7 +31,7 @@
     (global.set $i (i32.const 0))
     (loop $busy
       (global.set $i (i32.add (global.get $i) (i32.const 1)))
-      (br_if $busy (i32.lt_u (global.get $i) (i32.const 30000000)))))
+      (br_if $busy (i32.lt_u (global.get $i) (i32.const 300000000)))))
   (func (export "apconnect_call") (param $op i32) (param $n i32) (result i32)
     (if (i32.eq (local.get $op) (i32.const 1))
       (then (call $emit (i32.const 1024)) (return (i32.const 0))))
