@@ -32,7 +32,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 )
 
 // listed is what typecheck reads of a `go list -json` entry.
@@ -123,7 +122,7 @@ func check(patterns []string, goos, goarch string) (int, []error, error) {
 // list runs go list -deps for the target platform, dependencies first.
 func list(patterns []string, goos, goarch string) ([]listed, error) {
 	args := append([]string{"list", "-e", "-deps", "-json=ImportPath,Dir,GoFiles,CgoFiles,ImportMap,Standard,Error"}, patterns...)
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), args...)
+	cmd := exec.Command("go", args...)
 	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
