@@ -114,7 +114,7 @@ func BenchmarkCatchUpSyncPlugins(b *testing.B) {
 	roomID, watched := fillMixedRoom(b, h, creator, target, records)
 	var plugins []config.Plugin
 	for _, name := range firstPartyPlugins {
-		wasm := plugintest.Build(b, "../../plugins/"+name)
+		wasm := plugintest.Build(b, "../../../plugins/"+name)
 		ins, err := plugintest.Runtime(b).Inspect(ctx, wasm, plugin.Limits{LoadTimeout: time.Minute})
 		if err != nil {
 			b.Fatal(err)
