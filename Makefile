@@ -18,7 +18,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHTIME ?= 1s
 GOFILES    = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')
 
-.PHONY: all build plugins guest-plugins guest-rust guest-c test test-tools lint bench fuzz demo clean conformance interop interop-py interop-rust browser-test
+.PHONY: all build plugins guest-plugins guest-rust guest-c test test-tools lint bench fuzz demo clean conformance interop interop-py interop-rust goverdict browser-test
 
 all: build
 
@@ -146,13 +146,16 @@ $(INTEROP_VENV)/installed: $(INTEROP)/requirements.txt
 	$(INTEROP_VENV)/bin/pip install --quiet --disable-pip-version-check --no-input -r $<
 	touch $@
 
-## interop-py: differential vectors, SDK agents against the hub, apconnect-written rooms, 0.12.6 histories
-interop-py: build $(INTEROP_VENV)/installed
+# goverdict: the Go side of the differential cases (both halves use it).
+goverdict:
 	$(GO) build -o $(BIN)/goverdict ./test/interop/goverdict
+
+## interop-py: differential vectors, SDK agents against the hub, apconnect-written rooms, 0.12.6 histories
+interop-py: build goverdict $(INTEROP_VENV)/installed
 	$(PYTEST) $(INTEROP) --ignore=$(INTEROP)/rust
 
 ## interop-rust: the Rust SDK's LocalConnector against apconnect hub
-interop-rust: build $(INTEROP_VENV)/installed
+interop-rust: build goverdict $(INTEROP_VENV)/installed
 	@command -v cargo >/dev/null || { echo "interop-rust: cargo is not installed"; exit 1; }
 	cd $(INTEROP)/rust && cargo build --release --locked
 	$(PYTEST) $(INTEROP)/rust
