@@ -52,7 +52,13 @@ func runKnowledge(r *runner, env Env) {
 	if !slices.Equal(paths, []string{"", "/license"}) {
 		t.Errorf("knowledge_submit invalid payload: paths %q, want the payload itself (missing members) and /license: %v", paths, e)
 	}
-	r.fail(A, "knowledge_submit", obj{"services": []any{H}, "type": "knowledge.assess", "payload": obj{"license": license, "target": Q[:42] + "A",
+	// An ID no service holds: Q with another last character (one of the 16
+	// a 32-byte hash can end with).
+	absent := Q[:42] + "A"
+	if absent == Q {
+		absent = Q[:42] + "E"
+	}
+	r.fail(A, "knowledge_submit", obj{"services": []any{H}, "type": "knowledge.assess", "payload": obj{"license": license, "target": absent,
 		"verdict": "supports", "summary": "s", "context": ctx, "basis": "b"}}, "missing_dependency")
 
 	// Queries: every filter in some call; a cursor followed with the same
@@ -82,7 +88,7 @@ func runKnowledge(r *runner, env Env) {
 	r.fail(A, "knowledge_query", obj{"service": H, "actor": A.ID, "limit": 2, "cursor": str(pg, "next_cursor")}, "invalid_cursor")
 
 	// Batch reads.
-	g := r.required(B, "knowledge_get", obj{"service": H, "ids": []any{str(re, "id"), Q[:42] + "A", Q}})
+	g := r.required(B, "knowledge_get", obj{"service": H, "ids": []any{str(re, "id"), absent, Q}})
 	if len(list(g, "items")) != 2 || str(g, "items", "1", "id") != Q || len(list(g, "missing")) != 1 {
 		t.Errorf("knowledge_get: %v", g)
 	}
