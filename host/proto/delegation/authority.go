@@ -56,6 +56,7 @@ func CheckHistorical(rec *Record, doc *PrincipalDocument, resolvedURL string, pr
 // each time.
 type EnvelopeValidator func(*identity.Envelope) (*Event, error)
 
+// checkHistorical is CheckHistorical with the envelope checked by validate.
 func checkHistorical(validate EnvelopeValidator, rec *Record, doc *PrincipalDocument, resolvedURL string, previous *Credential) error {
 	if _, err := validate(rec.Envelope); err != nil {
 		return err
