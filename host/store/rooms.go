@@ -82,6 +82,20 @@ func (q Q) Room(ctx context.Context, key int64) (*Room, error) {
 	return scanRoom(q.queryRow(ctx, `SELECT `+roomColumns+` FROM rooms WHERE id = ?`, key))
 }
 
+// scanRooms reads every room of rows, and closes them.
+func scanRooms(rows rowsScanner) ([]*Room, error) {
+	defer rows.Close()
+	var out []*Room
+	for rows.Next() {
+		r, err := scanRoom(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
 // RoomAt returns the room (host, roomID), or ErrNotFound.
 func (q Q) RoomAt(ctx context.Context, host, roomID string) (*Room, error) {
 	return scanRoom(q.queryRow(ctx, `SELECT `+roomColumns+` FROM rooms WHERE host = ? AND room_id = ?`, host, roomID))
@@ -113,16 +127,7 @@ func (q Q) RoomsByID(ctx context.Context, roomID string) ([]*Room, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []*Room
-	for rows.Next() {
-		r, err := scanRoom(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return scanRooms(rows)
 }
 
 // RoomRef names a room: its local key, host and room id.
@@ -235,16 +240,7 @@ func (q Q) ListRooms(ctx context.Context, f RoomFilter) ([]*Room, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []*Room
-	for rows.Next() {
-		r, err := scanRoom(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return scanRooms(rows)
 }
 
 // LiveRooms returns the rooms to follow live: where the agent is an active
