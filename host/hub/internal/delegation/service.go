@@ -51,14 +51,8 @@ func New(env hubsvc.Env, limits Limits) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("delegation: %w", err)
 	}
-	clock := env.Clock
-	if clock == nil {
-		clock = time.Now
-	}
-	logger := env.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	env = env.WithDefaults()
+	clock, logger := env.Clock, env.Logger
 	err = env.DB.Write(context.Background(), func(tx *sql.Tx) error {
 		_, err := tx.Exec(`INSERT INTO principal_origin (k, origin) VALUES (1, ?) ON CONFLICT (k) DO UPDATE SET origin = excluded.origin`, origin)
 		return err

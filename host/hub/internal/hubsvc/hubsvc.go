@@ -83,6 +83,18 @@ type Env struct {
 	Protocols []string
 }
 
+// WithDefaults returns e with a nil Clock set to time.Now and a nil Logger
+// set to one that discards, so a service built in a test needs neither.
+func (e Env) WithDefaults() Env {
+	if e.Clock == nil {
+		e.Clock = time.Now
+	}
+	if e.Logger == nil {
+		e.Logger = slog.New(slog.DiscardHandler)
+	}
+	return e
+}
+
 // Hosts reports whether the hub hosts a service of protocol (at Origin).
 func (e Env) Hosts(protocol string) bool { return slices.Contains(e.Protocols, protocol) }
 

@@ -2,9 +2,11 @@ package hubsvc
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"apconnect/host/hub/internal/hubdb"
 )
@@ -60,5 +62,19 @@ func TestCloseAll(t *testing.T) {
 	}
 	if err := CloseAll(nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestEnvWithDefaults(t *testing.T) {
+	t.Parallel()
+	e := Env{}.WithDefaults()
+	if e.Clock == nil || e.Logger == nil {
+		t.Fatalf("defaults not set: clock %v, logger %v", e.Clock != nil, e.Logger != nil)
+	}
+	fixed := time.UnixMilli(42)
+	logger := slog.New(slog.DiscardHandler)
+	e = Env{Clock: func() time.Time { return fixed }, Logger: logger}.WithDefaults()
+	if !e.Clock().Equal(fixed) || e.Logger != logger {
+		t.Error("WithDefaults replaced a clock or logger that was set")
 	}
 }

@@ -51,14 +51,8 @@ func New(env hubsvc.Env, limits Limits) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("knowledge: %w", err)
 	}
-	clock := env.Clock
-	if clock == nil {
-		clock = time.Now
-	}
-	logger := env.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	env = env.WithDefaults()
+	clock, logger := env.Clock, env.Logger
 	s := &Service{origin: origin, db: env.DB, auth: env.Auth, clock: clock, limits: limits.withDefaults(), logger: logger}
 	d := s.Discovery()
 	// The service checks its own document as a client will.

@@ -51,14 +51,8 @@ func New(env hubsvc.Env, limits Limits) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mail: %w", err)
 	}
-	clock := env.Clock
-	if clock == nil {
-		clock = time.Now
-	}
-	logger := env.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	env = env.WithDefaults()
+	clock, logger := env.Clock, env.Logger
 	skew := env.Auth.Skew
 	if skew == 0 {
 		skew = identity.DefaultClockSkew

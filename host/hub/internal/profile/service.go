@@ -53,10 +53,7 @@ func New(env hubsvc.Env, limits Limits) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	logger := env.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger := env.WithDefaults().Logger
 	return &Service{origin: origin, db: env.DB, pipeline: env.Pipeline, auth: env.Auth,
 		limits: limits, validator: v, logger: logger}, nil
 }
