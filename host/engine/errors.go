@@ -42,6 +42,9 @@ const (
 	CodeRateLimited = identity.CodeRateLimited
 	// CodeNotFound: the thing asked for does not exist.
 	CodeNotFound = identity.CodeNotFound
+	// CodeTypeNotDefined: schema_get was asked for an event type the
+	// protocol (or the room) does not define.
+	CodeTypeNotDefined = "type_not_defined"
 )
 
 // Coded is an error that carries what the agent is told: a stable code, a

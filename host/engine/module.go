@@ -168,6 +168,22 @@ type SchemaEntry struct {
 	Schema map[string]any `json:"schema"`
 }
 
+// ProtocolSchemas is SchemaSource.Schemas for a protocol whose event types
+// are all in its bundled schema document doc (defs as for PayloadSchemas):
+// the payload schemas, of typ only when it is not "", and
+// type_not_defined when typ names none of them.
+func ProtocolSchemas(protocol string, doc []byte, defs [][2]string, typ string) (*Schemas, error) {
+	entries, err := PayloadSchemas(doc, defs, typ)
+	if err != nil {
+		return nil, Wrap(err)
+	}
+	if typ != "" && len(entries) == 0 {
+		return nil, &Error{Code: CodeTypeNotDefined, Message: "event type " + typ + " is not a " + protocol + " event",
+			Data: map[string]any{"type": typ}}
+	}
+	return &Schemas{Entries: entries}, nil
+}
+
 // PayloadSchemas picks from a protocol's bundled schema document the
 // payload schema of each (event type, $defs name) pair of defs, of typ only
 // when it is not "". Each schema stands alone: {"$ref": "#/$defs/<name>",

@@ -178,15 +178,7 @@ var payloadDefs = [][2]string{
 // Schemas returns the payload schemas of the three event types, each with
 // the transitive $defs of the bundled knowledge.schema.json.
 func (c *Module) Schemas(ctx context.Context, q engine.SchemaQuery) (*engine.Schemas, error) {
-	entries, err := engine.PayloadSchemas(rules.SchemaJSON(), payloadDefs, q.Type)
-	if err != nil {
-		return nil, engine.Wrap(err)
-	}
-	if q.Type != "" && len(entries) == 0 {
-		return nil, &engine.Error{Code: "type_not_defined", Message: "event type " + q.Type + " is not a " + Protocol + " event",
-			Data: map[string]any{"type": q.Type}}
-	}
-	return &engine.Schemas{Entries: entries}, nil
+	return engine.ProtocolSchemas(Protocol, rules.SchemaJSON(), payloadDefs, q.Type)
 }
 
 //go:embed instructions.md

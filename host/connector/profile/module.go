@@ -99,15 +99,7 @@ func (c *Module) Schemas(ctx context.Context, q engine.SchemaQuery) (*engine.Sch
 	if err != nil {
 		return nil, engine.Wrap(err)
 	}
-	entries, err := engine.PayloadSchemas(doc, payloadDefs, q.Type)
-	if err != nil {
-		return nil, engine.Wrap(err)
-	}
-	if q.Type != "" && len(entries) == 0 {
-		return nil, &engine.Error{Code: "type_not_defined", Message: "event type " + q.Type + " is not a " + Protocol + " event",
-			Data: map[string]any{"type": q.Type}}
-	}
-	return &engine.Schemas{Entries: entries}, nil
+	return engine.ProtocolSchemas(Protocol, doc, payloadDefs, q.Type)
 }
 
 //go:embed instructions.md
