@@ -108,6 +108,7 @@ func makeProtocolState(t *testing.T, f *fixture) *protocolState {
 	if _, err := f.alice.Delegation().DelegationCheck(bg, delegation.DelegationCheckInput{PrincipalID: pr.URL, Audience: h}); err != nil {
 		t.Fatal(err)
 	}
+	f.alice.Delegation().Flush() // the check's record is written behind the call
 	return st
 }
 

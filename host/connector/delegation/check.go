@@ -86,7 +86,7 @@ func (m *Module) DelegationCheck(ctx context.Context, in DelegationCheckInput) (
 		seen[i] = sighting{cred: cred, check: &store.DelegationVerdict{Audience: in.Audience, Verified: v.Verified, Usable: v.Usable,
 			Reasons: v.Reasons, At: now}}
 	}
-	m.record(ctx, svc.Origin(), store.DelegationFromCheck, seen)
+	m.recordBehind(ctx, svc.Origin(), store.DelegationFromCheck, seen)
 	return out, nil
 }
 

@@ -45,6 +45,7 @@ type Module struct {
 	checks     map[checkKey][]string                // the credentials each check found, under mu
 	principals map[string]cachedPrincipal           // principals read for checks, by URL, under mu
 	verified   map[string]bool                      // signatures verified (hash|actor|signature), under mu
+	rec        recorder                             // writes the record behind a check (record.go)
 }
 
 // New builds the module on e. It does no network I/O.

@@ -13,6 +13,7 @@ import (
 // id (the world has one service).
 func (a *agent) recorded(t *testing.T) map[string]store.DelegationCredential {
 	t.Helper()
+	a.conn.Delegation().Flush() // a check's record is written behind the call
 	list, err := a.conn.Store().Read().DelegationCredentials(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -80,5 +81,37 @@ func TestRecordOfCredentials(t *testing.T) {
 	w.check(w.bob, "", "")
 	if c := w.bob.recorded(t)["review-bob"]; c.Check == nil || c.Check.Usable || !slices.Equal(c.Check.Reasons, []string{"status is revoked"}) {
 		t.Fatalf("bob's record after checking the revoked credential: %+v", c)
+	}
+}
+
+// A check's record is written behind the call: a clean close right after
+// the call still writes it, and checks recorded behind one another land in
+// call order (the last verdict stands).
+func TestCheckRecordIsWrittenBehindTheCall(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.grant(w.alice, "review-bob", w.bob.id, nil)
+	w.check(w.bob, "", "")
+	if err := w.bob.conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	reopened := w.bob.env.Open()
+	list, err := reopened.Store().Read().DelegationCredentials(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].Check == nil || !list[0].Check.Usable {
+		t.Fatalf("bob's record after a check and a close: %+v", list)
+	}
+
+	bob := &agent{Module: reopened.Delegation(), conn: reopened, env: w.bob.env, id: w.bob.id}
+	for range 5 {
+		w.check(bob, "", "")
+	}
+	connectortest.Must[*delegation.DelegationWriteResult](t, "agent_protocols_delegation_revoke")(w.alice.DelegationRevoke(ctx,
+		delegation.DelegationRevokeInput{ID: "review-bob", PrincipalID: w.acme}))
+	w.check(bob, "", "")
+	if c := bob.recorded(t)["review-bob"]; c.Check == nil || c.Check.Usable || c.Status != "revoked" {
+		t.Fatalf("bob's record after his last check, of a revoked credential: %+v", c)
 	}
 }
