@@ -144,8 +144,8 @@ func (c *Connector) Store() *store.Store { return c.engine.Store }
 func (c *Connector) Start(ctx context.Context) {
 	c.engine.Start(ctx)
 	for _, m := range c.modules {
-		if s, ok := m.(engine.Starter); ok {
-			s.Start(ctx)
+		if s, ok := m.(engine.Background); ok {
+			s.StartBackground(ctx)
 		}
 	}
 }
@@ -154,8 +154,8 @@ func (c *Connector) Start(ctx context.Context) {
 func (c *Connector) Close() error {
 	var errs []error
 	for _, m := range c.modules {
-		if s, ok := m.(engine.Starter); ok {
-			errs = append(errs, s.Close())
+		if s, ok := m.(engine.Background); ok {
+			errs = append(errs, s.StopBackground())
 		}
 	}
 	errs = append(errs, c.engine.Close())

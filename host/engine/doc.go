@@ -27,7 +27,7 @@
 //     packages' errors, a service's error response) reaches the agent with
 //     its code, message and data, so a new kind of error needs no change
 //     here.
-//   - module.go: what a module is (Module, Starter, Discoverer,
+//   - module.go: what a module is (Module, Background, Discoverer,
 //     SchemaSource, Instructor) and how it declares a tool (ToolSpec).
 //
 // The engine imports no module; a module imports the engine, never a

@@ -18,7 +18,7 @@ type SessionID string
 // …/profile, …): its engine part, its tools and its IO types, built on the
 // Engine. A module never imports a sibling; the engine imports none.
 //
-// A module may also implement Starter (background work), Discoverer
+// A module may also implement Background (background work), Discoverer
 // (services_list), SchemaSource (schema_get) and Instructor (its part of
 // the server instructions).
 type Module interface {
@@ -31,11 +31,18 @@ type Module interface {
 	Tools() []Tool
 }
 
-// Starter is a module with background work: Start begins it and returns at
-// once; Close stops it and releases what the module holds.
-type Starter interface {
-	Start(ctx context.Context)
-	Close() error
+// Background is a module with background work of its own: StartBackground
+// begins it and returns at once; StopBackground stops it and releases what
+// the module holds, before the engine closes.
+//
+// The names differ from the engine's Start and Close on purpose: a module
+// embeds *Engine, whose promoted Start and Close would satisfy an
+// interface of those names, and the connector would close the engine (and
+// the state under it) once per module, before the modules after it had
+// stopped.
+type Background interface {
+	StartBackground(ctx context.Context)
+	StopBackground() error
 }
 
 // Discoverer is a module whose services publish a discovery document:

@@ -97,13 +97,13 @@ func (m *Module) writeRecord(ctx context.Context, service string, rows []*store.
 // written (a check's is written behind the call).
 func (m *Module) Flush() { m.rec.flush() }
 
-// Start does nothing: the module's only background work is its recorder,
-// which runs while it has rows to write.
-func (m *Module) Start(context.Context) {}
+// StartBackground does nothing: the module's only background work is its
+// recorder, which runs while it has rows to write.
+func (m *Module) StartBackground(context.Context) {}
 
-// Close waits for the recorder, so that no call's record is lost at a
-// clean stop.
-func (m *Module) Close() error {
+// StopBackground waits for the recorder, so that no call's record is lost
+// at a clean stop.
+func (m *Module) StopBackground() error {
 	m.rec.flush()
 	return nil
 }

@@ -213,11 +213,11 @@ func (c *Module) Name() string { return "discourse" }
 // Protocol is agent-discourse/1.0.
 func (c *Module) Protocol() string { return Protocol }
 
-// Start begins the module's background work: live sync of every room the
-// agent is an active member of or subscribed to (SSE up to MaxStreams,
-// polling beyond) and reviewer notifications. It returns at once; Close
-// stops it.
-func (c *Module) Start(ctx context.Context) {
+// StartBackground begins the module's background work: live sync of every
+// room the agent is an active member of or subscribed to (SSE up to
+// MaxStreams, polling beyond) and reviewer notifications. It returns at
+// once; StopBackground stops it.
+func (c *Module) StartBackground(ctx context.Context) {
 	c.bgMu.Lock()
 	defer c.bgMu.Unlock()
 	if c.bgCancel != nil {
@@ -232,8 +232,9 @@ func (c *Module) Start(ctx context.Context) {
 	}()
 }
 
-// Close stops the background work and stores the heads presented so far.
-func (c *Module) Close() error {
+// StopBackground stops the background work and stores the heads presented
+// so far.
+func (c *Module) StopBackground() error {
 	c.bgMu.Lock()
 	cancel, done := c.bgCancel, c.bgDone
 	c.bgCancel = nil
