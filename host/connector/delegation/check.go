@@ -239,12 +239,22 @@ func (m *Module) checkRecords(records []proto.Record, id, principal string) erro
 	return nil
 }
 
-// validateEnvelope is proto.ValidateEnvelope with the strict signature
-// check remembered: the event is canonicalized and hashed every time (the
-// hash must match its content), and a signature already verified for that
-// hash and actor is not verified again — a verification's outcome depends
-// on nothing else.
+// validateEnvelope is proto.ValidateEnvelope remembering what it proved:
+// for an envelope whose event equals, member for member
+// (identity.Event.Equal), one that passed before under the same hash,
+// actor and signature, the earlier outcome stands — equal events have the
+// same canonical form, so the same hash, and a verification depends on
+// nothing else. Any other envelope is canonicalized and hashed (the hash
+// must match its content), and its strict signature is checked unless it
+// was verified for that hash and actor before.
 func (m *Module) validateEnvelope(env *identity.Envelope) (*proto.Event, error) {
+	key := env.Hash + "|" + env.Event.Actor + "|" + env.Signature
+	m.mu.Lock()
+	prev := m.verified[key]
+	m.mu.Unlock()
+	if prev != nil && prev.event.Equal(&env.Event) {
+		return prev.decoded, nil
+	}
 	canon, err := env.Event.Canonical()
 	if err != nil {
 		return nil, identity.NewError(identity.CodeInvalidEvent, "/event", "cannot canonicalize event: %v", err)
@@ -253,14 +263,12 @@ func (m *Module) validateEnvelope(env *identity.Envelope) (*proto.Event, error) 
 	if identity.EncodeBase64URL(digest[:]) != env.Hash {
 		return nil, identity.NewError(identity.CodeInvalidEventHash, "/hash", "hash does not match the event content")
 	}
-	key := env.Hash + "|" + env.Event.Actor + "|" + env.Signature
-	m.mu.Lock()
-	done := m.verified[key]
-	m.mu.Unlock()
-	if done {
-		return proto.EventFromIdentity(&env.Event, "/event")
+	var ev *proto.Event
+	if prev != nil {
+		ev, err = proto.EventFromIdentity(&env.Event, "/event")
+	} else {
+		ev, err = proto.ValidateEnvelope(env)
 	}
-	ev, err := proto.ValidateEnvelope(env)
 	if err != nil {
 		return nil, err
 	}
@@ -268,9 +276,16 @@ func (m *Module) validateEnvelope(env *identity.Envelope) (*proto.Event, error) 
 	if len(m.verified) >= maxVerified {
 		clear(m.verified)
 	}
-	m.verified[key] = true
+	m.verified[key] = &verifiedEvent{event: env.Event, decoded: ev}
 	m.mu.Unlock()
 	return ev, nil
+}
+
+// verifiedEvent is an event whose envelope passed validateEnvelope, and its
+// decoded form (never modified: the rules only read events).
+type verifiedEvent struct {
+	event   identity.Event
+	decoded *proto.Event
 }
 
 // maxVerified bounds the remembered signature verifications.

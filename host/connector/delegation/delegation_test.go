@@ -208,11 +208,15 @@ func TestNonceResync(t *testing.T) {
 }
 
 // A history the service tampers with does not verify: the check says
-// why, the history read fails.
+// why, the history read fails — also after a check that verified the
+// untampered records (whose signatures the module remembers).
 func TestTamperedHistory(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	w.grant(w.alice, "review-bob", w.bob.id, nil)
+	if ck := w.check(w.bob, "", ""); len(ck.Delegations) != 1 || !ck.Delegations[0].Usable {
+		t.Fatalf("untampered check: %+v", ck.Delegations)
+	}
 	w.proxy.Rewrite = func(path string, body []byte) []byte {
 		if !strings.HasSuffix(path, "/events") {
 			return body

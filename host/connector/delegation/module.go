@@ -44,14 +44,14 @@ type Module struct {
 	services   map[string]*client.DelegationService // by origin, under mu
 	checks     map[checkKey][]string                // the credentials each check found, under mu
 	principals map[string]cachedPrincipal           // principals read for checks, by URL, under mu
-	verified   map[string]bool                      // signatures verified (hash|actor|signature), under mu
+	verified   map[string]*verifiedEvent            // envelopes verified, by hash|actor|signature, under mu
 	rec        recorder                             // writes the record behind a check (record.go)
 }
 
 // New builds the module on e. It does no network I/O.
 func New(e *engine.Engine) *Module {
 	m := &Module{Engine: e, services: map[string]*client.DelegationService{}, checks: map[checkKey][]string{}, principals: map[string]cachedPrincipal{},
-		verified: map[string]bool{}}
+		verified: map[string]*verifiedEvent{}}
 	e.RegisterSubmitter(OutboxDelegation, capability.DelegationWrite, resubmitter{m})
 	return m
 }
