@@ -293,7 +293,7 @@ func FetchPrincipal(ctx context.Context, hc *http.Client, u string) ([]byte, str
 	if resp.ContentLength > delegation.MaxPrincipalDocumentBytes {
 		return nil, "", fmt.Errorf("the principal document is %d bytes; at most %d are read", resp.ContentLength, delegation.MaxPrincipalDocumentBytes)
 	}
-	body, err := readBounded(resp.Body, delegation.MaxPrincipalDocumentBytes)
+	body, err := readBounded(resp.Body, delegation.MaxPrincipalDocumentBytes, resp.ContentLength)
 	if err != nil {
 		return nil, "", err
 	}

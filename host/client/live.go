@@ -193,7 +193,7 @@ func (h *Host) openLive(ctx context.Context, u string) (*liveConn, error) {
 		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 			return nil, &ResponseError{Method: http.MethodGet, Path: path, Status: resp.StatusCode, Err: ErrRedirect}
 		}
-		data, rerr := readBounded(resp.Body, h.svc.opts.MaxResourceBytes)
+		data, rerr := readBounded(resp.Body, h.svc.opts.MaxResourceBytes, resp.ContentLength)
 		if rerr != nil && !errors.Is(rerr, ErrResponseTooLarge) {
 			h.svc.invalidate()
 			return nil, &NetworkError{Method: http.MethodGet, Path: path, Attempts: 1, Err: rerr}

@@ -243,7 +243,7 @@ func (s *service) attempt(ctx context.Context, c *call, attempt int) (*response,
 	if ok {
 		limit = c.maxBytes
 	}
-	data, err := readBounded(resp.Body, limit)
+	data, err := readBounded(resp.Body, limit, resp.ContentLength)
 	if err != nil && !errors.Is(err, ErrResponseTooLarge) {
 		return nil, &NetworkError{Method: c.method, Path: path, Write: c.write, Err: err}
 	}
@@ -318,17 +318,39 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 }
 
 // readBounded reads at most limit bytes, failing with ErrResponseTooLarge
-// beyond them.
-func readBounded(r io.Reader, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
+// beyond them; size is the length the response announced (-1 when none).
+func readBounded(r io.Reader, limit, size int64) ([]byte, error) {
+	if size <= 0 || size > limit {
+		size = 512
 	}
-	if int64(len(data)) > limit {
+	// One buffer of the announced length (and a byte more, to see the end
+	// without growing): io.ReadAll starts at 512 bytes and copies as it
+	// grows. A body longer than announced grows it as usual; an
+	// announcement past maxPrealloc is believed only as data arrives.
+	size = min(size, maxPrealloc)
+	buf := make([]byte, 0, size+1)
+	lr := io.LimitReader(r, limit+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := lr.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if int64(len(buf)) > limit {
 		return nil, fmt.Errorf("%w (%d bytes)", ErrResponseTooLarge, limit)
 	}
-	return data, nil
+	return buf, nil
 }
+
+// maxPrealloc bounds what readBounded allocates before the bytes arrive.
+const maxPrealloc = 1 << 20
 
 // serviceError builds the *Error of a non-2xx response. readErr is
 // ErrResponseTooLarge when the body was cut.

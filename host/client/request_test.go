@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -869,4 +870,22 @@ func TestTimeoutDefaultsToClientTimeout(t *testing.T) {
 func mustRead(r io.Reader) []byte {
 	b, _ := io.ReadAll(r)
 	return b
+}
+
+// readBounded returns the body whatever length was announced, and refuses
+// one past the limit.
+func TestReadBounded(t *testing.T) {
+	body := bytes.Repeat([]byte("x"), 3000)
+	for _, size := range []int64{-1, 0, 10, 2999, 3000, 3001, 5000, 1 << 40} {
+		got, err := readBounded(bytes.NewReader(body), 4000, size)
+		if err != nil || !bytes.Equal(got, body) {
+			t.Errorf("announced %d: %d bytes, %v", size, len(got), err)
+		}
+		if _, err := readBounded(bytes.NewReader(body), 2999, size); !errors.Is(err, ErrResponseTooLarge) {
+			t.Errorf("announced %d, over the limit: %v", size, err)
+		}
+	}
+	if got, err := readBounded(bytes.NewReader(nil), 10, 0); err != nil || len(got) != 0 {
+		t.Errorf("empty: %q %v", got, err)
+	}
 }
