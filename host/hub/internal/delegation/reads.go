@@ -194,7 +194,7 @@ func (s *Service) queryPage(w http.ResponseWriter, r *http.Request) ([]json.RawM
 // matching scans the credentials after the cursor's id, by id, for a page
 // of those the query matches and the access permits.
 func matching(ctx context.Context, db hubhttp.Querier, q *rules.QueryRequest, access *rules.QueryAccess, after, scope string, now int64) ([]json.RawMessage, string, error) {
-	rows, err := db.QueryContext(ctx, matchingSQL, q.Subject, q.PrincipalID, q.ID, after)
+	rows, err := db.QueryContext(ctx, matchingSQL(q.Subject, q.PrincipalID, q.ID), q.Subject, q.PrincipalID, q.ID, after)
 	if err != nil {
 		return nil, "", err
 	}

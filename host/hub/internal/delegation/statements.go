@@ -15,11 +15,34 @@ const (
 		JOIN principals p ON p.name = a.name WHERE a.url = ?`
 	eventsSQL = `SELECT r.seq, r.accepted_at, e.envelope FROM delegation_records r
 		JOIN accepted_envelopes e ON e.hash = r.event_hash WHERE r.id = ? AND r.seq > ? ORDER BY r.seq LIMIT ?`
-	matchingSQL = `SELECT id, credential FROM delegation_credentials
+	// A query's scan, by its most selective filter: SQLite plans a
+	// statement once, and "?1 = '' OR subject = ?1" would scan every
+	// credential whatever the query named.
+	matchingByIDSQL = `SELECT id, credential FROM delegation_credentials
+		WHERE id = ?3 AND (?1 = '' OR subject = ?1) AND (?2 = '' OR principal_id = ?2) AND id > ?4 ORDER BY id`
+	matchingBySubjectSQL = `SELECT id, credential FROM delegation_credentials
+		WHERE subject = ?1 AND (?2 = '' OR principal_id = ?2) AND (?3 = '' OR id = ?3) AND id > ?4 ORDER BY id`
+	matchingByPrincipalSQL = `SELECT id, credential FROM delegation_credentials
+		WHERE principal_id = ?2 AND (?1 = '' OR subject = ?1) AND (?3 = '' OR id = ?3) AND id > ?4 ORDER BY id`
+	matchingAllSQL = `SELECT id, credential FROM delegation_credentials
 		WHERE (?1 = '' OR subject = ?1) AND (?2 = '' OR principal_id = ?2) AND (?3 = '' OR id = ?3) AND id > ?4 ORDER BY id`
 )
 
-var readStatements = []string{credentialSQL, principalSQL, aliasSQL, eventsSQL, matchingSQL}
+var readStatements = []string{credentialSQL, principalSQL, aliasSQL, eventsSQL,
+	matchingByIDSQL, matchingBySubjectSQL, matchingByPrincipalSQL, matchingAllSQL}
+
+// matchingSQL is the scan of a query with these filters.
+func matchingSQL(subject, principal, id string) string {
+	switch {
+	case id != "":
+		return matchingByIDSQL
+	case subject != "":
+		return matchingBySubjectSQL
+	case principal != "":
+		return matchingByPrincipalSQL
+	}
+	return matchingAllSQL
+}
 
 // preparedReader is a hubhttp.Querier over the read pool that runs the
 // statements it prepared as prepared statements, and any other query as
