@@ -37,9 +37,14 @@ func legacyMigrations(t *testing.T, n int) []sqlitedb.Migration {
 
 // legacyGroups are the migration groups of the services the legacy history
 // held (with the shared one, which hubdb.Open adds): a service added since
-// has no legacy history.
-func legacyGroups() []hubdb.Group {
-	return []hubdb.Group{profile.Spec(profile.Limits{}).Group(), discourse.Spec(discourse.Limits{}, nil).Group()}
+// has no legacy history. With atLegacy they stop at the versions the
+// legacy history amounts to (profile 1, discourse 2).
+func legacyGroups(atLegacy bool) []hubdb.Group {
+	gs := []hubdb.Group{profile.Spec(profile.Limits{}).Group(), discourse.Spec(discourse.Limits{}, nil).Group()}
+	if atLegacy {
+		gs[0].Migrations, gs[1].Migrations = gs[0].Migrations[:1], gs[1].Migrations[:2]
+	}
+	return gs
 }
 
 // openLegacy creates dir/hub.db with the first n steps of the legacy
@@ -94,12 +99,27 @@ func schemaOf(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// TestLegacySchemaEqualsGroups: the migration groups build exactly the
-// schema the legacy history built — every table and index, text for text.
+// TestLegacySchemaEqualsGroups: the migration groups, at the versions the
+// legacy history amounts to, build exactly the schema the legacy history
+// built — every table and index, text for text; and a legacy database
+// upgraded by hubdb.Open (mapped, then the later steps) has exactly the
+// schema of a fresh one.
 func TestLegacySchemaEqualsGroups(t *testing.T) {
+	t.Run("at legacy", func(t *testing.T) { compareLegacySchema(t, true) })
+	t.Run("upgraded", func(t *testing.T) { compareLegacySchema(t, false) })
+}
+
+func compareLegacySchema(t *testing.T, atLegacy bool) {
 	legacyDir, freshDir := t.TempDir(), t.TempDir()
 	openLegacy(t, legacyDir, len(legacyNames)).Writer.Close()
-	fresh, err := hubdb.Open(context.Background(), freshDir, legacyGroups()...)
+	if !atLegacy {
+		up, err := hubdb.Open(context.Background(), legacyDir, legacyGroups(false)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		up.Close()
+	}
+	fresh, err := hubdb.Open(context.Background(), freshDir, legacyGroups(atLegacy)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +198,7 @@ func TestLegacyDatabaseOpens(t *testing.T) {
 
 			h := hubtest.Start(t, hubtest.WithDir(dir), hubtest.WithClock(clock), listen)
 			got, err := h.DB().SchemaVersions(context.Background())
-			if want := map[string]int{"shared": 1, "profile": 1, "discourse": 2, "delegation": 1, "mail": 1, "knowledge": 1}; err != nil || !maps.Equal(got, want) {
+			if want := map[string]int{"shared": 1, "profile": 1, "discourse": 3, "delegation": 1, "mail": 1, "knowledge": 1}; err != nil || !maps.Equal(got, want) {
 				t.Fatalf("group versions %v (%v), want %v", got, err, want)
 			}
 			if n := scalar(t, h, `SELECT COUNT(*) FROM schema_migrations WHERE version <= 3`); n != int64(v) {

@@ -3,7 +3,7 @@ package discourse
 import "apconnect/host/hub/internal/hubdb"
 
 // migrations is the discourse group of hub.db: version 1 is legacy hub.db
-// version 2, version 2 is legacy version 3.
+// version 2, version 2 is legacy version 3; version 3 came after groups.
 func migrations() []hubdb.Migration {
 	return []hubdb.Migration{
 		{Version: 1, Name: "agent discourse rooms", SQL: schemaV1},
@@ -14,8 +14,39 @@ func migrations() []hubdb.Migration {
 -- write a fresh snapshot; the records themselves are unchanged.
 UPDATE adp_rooms SET snapshot_seq = 0;
 `},
+		{Version: 3, Name: "adp_records as a rowid table", SQL: recordsRowidV3},
 	}
 }
+
+// recordsRowidV3 rebuilds adp_records as an ordinary rowid table with the
+// same columns, primary key and event index. As a WITHOUT ROWID table it was
+// an index b-tree, whose interior cells hold whole entries: with records of
+// about 900 bytes an interior page held four, so the tree grew a level for
+// every fourfold growth and an insert split pages up the tree several times
+// as often, writing about 3.6 pages to the write-ahead log per record. A
+// rowid table keeps the records in leaves under 8-byte keys and appends in
+// acceptance order; (room_id, seq) stays unique and is served by the
+// primary key's index. The copy keeps each room's records together, in seq
+// order.
+const recordsRowidV3 = `
+CREATE TABLE adp_records_rowid (
+	room_id     TEXT    NOT NULL REFERENCES adp_rooms (id),
+	seq         INTEGER NOT NULL,
+	hash        TEXT    NOT NULL,
+	event_hash  TEXT    NOT NULL,
+	type        TEXT    NOT NULL,
+	actor       TEXT    NOT NULL,
+	accepted_at INTEGER NOT NULL,
+	redacted    INTEGER NOT NULL DEFAULT 0,
+	record      BLOB    NOT NULL,
+	PRIMARY KEY (room_id, seq)
+) STRICT;
+INSERT INTO adp_records_rowid (room_id, seq, hash, event_hash, type, actor, accepted_at, redacted, record)
+	SELECT room_id, seq, hash, event_hash, type, actor, accepted_at, redacted, record FROM adp_records ORDER BY room_id, seq;
+DROP TABLE adp_records;
+ALTER TABLE adp_records_rowid RENAME TO adp_records;
+CREATE UNIQUE INDEX adp_records_event ON adp_records (event_hash);
+`
 
 // schemaV1 holds the Agent Discourse host's state: rooms with their
 // materialized snapshots, every server record (the hub is the archive
