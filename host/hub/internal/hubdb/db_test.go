@@ -178,7 +178,9 @@ func TestWriterPragmas(t *testing.T) {
 	}{
 		{"writer", db.writer, "wal_autocheckpoint", 4000},
 		{"writer", db.writer, "temp_store", 2},
+		{"writer", db.writer, "cache_size", -4096},
 		{"reader", db.Reader(), "wal_autocheckpoint", 1000},
+		{"reader", db.Reader(), "cache_size", -16384},
 		{"reader", db.Reader(), "temp_store", 0},
 	} {
 		var got int
