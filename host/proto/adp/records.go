@@ -27,7 +27,50 @@ type Record struct {
 	// schema allows them). They are preserved on output, never hashed and
 	// never trusted.
 	Extra map[string]any
+
+	// valid is what Validate found valid when the record was built
+	// (RecordFromValue, NewRecord); zero when it was not. A value, not a
+	// pointer: one allocation less per record parsed.
+	valid validated
 }
+
+// validated is a copy of every value Validate reads, taken when a record
+// was built and had just passed it. Validate runs several times on each
+// record a connector syncs (parsing the page, the parallel checks, Apply's
+// link check); on a record whose values all still equal the copy it
+// returns at once instead of decoding its hashes and recomputing the
+// record hash, a pure function of those same values. A record changed in
+// any of them is validated from scratch. The copy is only ever made by this
+// package, from a Validate that passed: nothing read from the wire can
+// supply one.
+type validated struct {
+	ok                        bool // set by remember
+	roomID, preHash, hash     string
+	seq, acceptedAt           int64
+	env                       *identity.Envelope
+	red                       *Redaction
+	redHash, redType          string
+	envHash, protocol, evType string
+	evRoom                    string
+}
+
+// snapshot returns the values Validate reads.
+func (r *Record) snapshot() validated {
+	v := validated{ok: true, roomID: r.RoomID, preHash: r.PreHash, hash: r.Hash, seq: r.Seq, acceptedAt: r.AcceptedAt,
+		env: r.Envelope, red: r.Redaction}
+	if r.Redaction != nil {
+		v.redHash, v.redType = r.Redaction.Hash, r.Redaction.Type
+	}
+	if r.Envelope != nil {
+		ev := &r.Envelope.Event
+		v.envHash, v.protocol, v.evType, v.evRoom = r.Envelope.Hash, ev.Protocol, ev.Type, RoomOf(ev)
+	}
+	return v
+}
+
+// remember records that r just passed Validate (see validated). Only for a
+// record no other goroutine holds yet.
+func (r *Record) remember() { r.valid = r.snapshot() }
 
 // Redaction is a redacted envelope (14.1): the event ID and type survive so
 // the chain still verifies and the record's freshness class stays known.
@@ -87,6 +130,7 @@ func NewRecord(roomID string, prev Link, acceptedAt int64, env *identity.Envelop
 	if err := rec.Validate(); err != nil {
 		return nil, err
 	}
+	rec.remember()
 	return rec, nil
 }
 
@@ -165,6 +209,9 @@ func (r *Record) Redact() (*Record, error) {
 // redactable type. It does not verify the envelope's hash or signature; call
 // Envelope.Verify for that.
 func (r *Record) Validate() error {
+	if r.valid.ok && r.valid == r.snapshot() {
+		return nil // passed when the record was built, and unchanged since
+	}
 	if !ValidRoomID(r.RoomID) {
 		return newError(CodeInvalidRecord, "/room_id", "room_id must match ^[A-Za-z0-9_-]{1,64}$")
 	}
@@ -398,6 +445,7 @@ func RecordFromValue(v any, pointer string) (*Record, error) {
 		}
 		return nil, e
 	}
+	r.remember()
 	return &r, nil
 }
 

@@ -95,3 +95,75 @@ func TestRecordAppendCanonical(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateAfterChange: a record built by RecordFromValue (which
+// remembers that it passed Validate) and then changed in any value Validate
+// reads is validated from scratch and refused as a fresh record with the
+// same change would be.
+func TestValidateAfterChange(t *testing.T) {
+	f := newFixture(t, nil)
+	f.at(tStart).must("creator", TypeMessageCreate, obj{"content_type": "text/plain", "content": "hello"})
+	src := f.records[len(f.records)-1]
+	data, err := src.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"
+	changes := map[string]func(r *Record){
+		"room_id":     func(r *Record) { r.RoomID = "other-room" },
+		"seq":         func(r *Record) { r.Seq++ },
+		"pre_hash":    func(r *Record) { r.PreHash = other },
+		"hash":        func(r *Record) { r.Hash = other },
+		"bad hash":    func(r *Record) { r.Hash = "x" },
+		"accepted_at": func(r *Record) { r.AcceptedAt++ },
+		"env hash":    func(r *Record) { r.Envelope.Hash = other },
+		"protocol":    func(r *Record) { r.Envelope.Event.Protocol = "x" },
+		"type":        func(r *Record) { r.Envelope.Event.Type = TypeJoinRequest },
+		"event room":  func(r *Record) { r.Envelope.Event.Fields[FieldRoomID] = "other-room" },
+		"new env": func(r *Record) {
+			e := *r.Envelope
+			e.Hash = other
+			r.Envelope = &e
+		},
+		"no envelope": func(r *Record) { r.Envelope = nil },
+		"redaction":   func(r *Record) { r.Redaction = &Redaction{Hash: r.Envelope.Hash, Type: TypeMessageCreate} },
+	}
+	for name, change := range changes {
+		rec, err := ParseRecord(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rec.valid.ok || rec.Validate() != nil {
+			t.Fatalf("%s: parsed record not remembered as valid", name)
+		}
+		change(rec)
+		fresh := *rec
+		fresh.valid = validated{}
+		want := fresh.Validate()
+		if want == nil {
+			t.Fatalf("%s: the change is valid", name)
+		}
+		if got := rec.Validate(); got == nil || got.Error() != want.Error() {
+			t.Errorf("%s: Validate = %v, want %v", name, got, want)
+		}
+	}
+	// A redacted record, remembered, and its redaction changed.
+	red, err := src.Redact()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdata, _ := red.MarshalJSON()
+	for name, change := range map[string]func(r *Record){
+		"redaction hash": func(r *Record) { r.Redaction.Hash = other },
+		"redaction type": func(r *Record) { r.Redaction.Type = TypeRoomUpdate },
+	} {
+		rec, err := ParseRecord(rdata)
+		if err != nil || !rec.valid.ok {
+			t.Fatal(err)
+		}
+		change(rec)
+		if rec.Validate() == nil {
+			t.Errorf("%s: changed redacted record validates", name)
+		}
+	}
+}
