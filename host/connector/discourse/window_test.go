@@ -30,6 +30,10 @@ func TestCatchUpKeepsTheWindow(t *testing.T) {
 			discourse.RoomTimelineInput{RoomID: roomID, Limit: 200}))
 		var seqs []int64
 		for _, it := range tl.Items {
+			// The items of records put back into the window are whole.
+			if want := fmt.Sprint("m", it.Seq-2); it.Content != want {
+				t.Fatalf("item %d: content %v, want %s", it.Seq, it.Content, want)
+			}
 			seqs = append(seqs, it.Seq)
 		}
 		return seqs
