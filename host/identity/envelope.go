@@ -111,7 +111,7 @@ func (env *Envelope) VerifyCanonical() ([]byte, error) {
 		return nil, newError(CodeInvalidEvent, "/event", "cannot canonicalize event: %v", err)
 	}
 	digest := sha3.Sum256(canon)
-	if EncodeBase64URL(digest[:]) != env.Hash {
+	if !EqualBase64URL(digest[:], env.Hash) {
 		return nil, newError(CodeInvalidEventHash, "/hash", "hash does not match the event content")
 	}
 	pub, err := env.Event.publicKey()

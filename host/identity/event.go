@@ -57,7 +57,8 @@ var identityFields = []string{"actor", "created_at", "nonce", "payload", "protoc
 // which byte order matches for the ASCII names protocols use).
 func (e *Event) Canonical() ([]byte, error) {
 	b := make([]byte, 0, 512)
-	extra := e.sortedFields()
+	var buf [8]string
+	extra := e.sortedFields(buf[:0])
 	b = append(b, '{')
 	var err error
 	i := 0
@@ -110,12 +111,12 @@ func (e *Event) appendField(b []byte, name string) ([]byte, error) {
 	return appendCanonical(b, e.Fields[name], 1)
 }
 
-// sortedFields returns the names of Fields in JCS order (nil for none).
-func (e *Event) sortedFields() []string {
+// sortedFields returns the names of Fields in JCS order (nil for none),
+// appended to names (a caller's stack buffer: no allocation for a few).
+func (e *Event) sortedFields(names []string) []string {
 	if len(e.Fields) == 0 {
 		return nil
 	}
-	names := make([]string, 0, len(e.Fields))
 	for k := range e.Fields {
 		names = append(names, k)
 	}
@@ -182,7 +183,8 @@ func EventFromValue(v any, pointer string) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, perr := ParseAgentID(actor); perr != nil {
+	if !ValidAgentID(actor) {
+		_, perr := ParseAgentID(actor)
 		return nil, &Error{Code: CodeInvalidActor, Pointer: pointer + "/actor", Message: perr.Error(), Err: perr}
 	}
 	e.Actor = actor
@@ -213,7 +215,8 @@ func EventFromValue(v any, pointer string) (*Event, error) {
 // may carry, beyond the six identity fields, only the allowed fields its
 // protocol defines. Every protocol's rules call it.
 func (e *Event) CheckFields(pointer string, allowed ...string) error {
-	for _, k := range e.sortedFields() {
+	var buf [8]string
+	for _, k := range e.sortedFields(buf[:0]) {
 		if !slices.Contains(allowed, k) {
 			return newError(CodeInvalidEvent, pointer+"/"+itext.EscapePointer(k),
 				"unknown top-level event field %q (the event object is closed)", truncate(k, 80))
