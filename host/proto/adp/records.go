@@ -369,7 +369,17 @@ func ParseRecord(data []byte) (*Record, error) {
 // i-th record and error are those of values[i], located at pointer(i).
 func RecordsFromValues(values []any, pointer func(i int) string) ([]*Record, []error) {
 	recs, errs := make([]*Record, len(values)), make([]error, len(values))
-	parallel(len(values), func(i int) { recs[i], errs[i] = RecordFromValue(values[i], pointer(i)) })
+	parallel(len(values), func(i int) {
+		// pointer only locates errors, and RecordFromValue builds the
+		// pointers of the members it reads (concatenated strings) before it
+		// knows whether they fail: a record is read at the root first, and
+		// only one that fails is read again at its pointer, which gives the
+		// error it would have given the first time (the result of a value
+		// does not depend on its pointer).
+		if recs[i], errs[i] = RecordFromValue(values[i], ""); errs[i] != nil {
+			recs[i], errs[i] = RecordFromValue(values[i], pointer(i))
+		}
+	})
 	return recs, errs
 }
 

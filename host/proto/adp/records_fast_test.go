@@ -167,3 +167,47 @@ func TestValidateAfterChange(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordsFromValuesPointers: a failing record of a list gets the error
+// RecordFromValue gives it at its own pointer, whatever member fails.
+func TestRecordsFromValuesPointers(t *testing.T) {
+	f := newFixture(t, nil)
+	f.at(tStart).must("creator", TypeMessageCreate, obj{"content_type": "text/plain", "content": "hello"})
+	rec := f.records[len(f.records)-1]
+	data, err := rec.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := func() map[string]any {
+		v, err := identity.ParseStrict(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.(map[string]any)
+	}
+	env := func(m map[string]any) map[string]any { return m["envelope"].(map[string]any) }
+	breaks := []func(m map[string]any){
+		func(m map[string]any) { m["seq"] = "x" },
+		func(m map[string]any) { m["hash"] = "x" },
+		func(m map[string]any) { delete(env(m), "signature") },
+		func(m map[string]any) { env(m)["event"].(map[string]any)["actor"] = "did:agent:x" },
+		func(m map[string]any) { env(m)["event"].(map[string]any)["base_seq"] = "x" },
+		func(m map[string]any) { env(m)["extra"] = 1 },
+	}
+	pointer := func(i int) string { return "/result/" + string(rune('0'+i)) }
+	for n, brk := range breaks {
+		values := []any{value(), value(), value()}
+		brk(values[1].(map[string]any))
+		recs, errs := RecordsFromValues(values, pointer)
+		_, want := RecordFromValue(values[1], pointer(1))
+		if errs[0] != nil || errs[2] != nil || recs[0] == nil || recs[2] == nil {
+			t.Fatalf("break %d: the good records failed: %v %v", n, errs[0], errs[2])
+		}
+		if want == nil || errs[1] == nil || errs[1].Error() != want.Error() || recs[1] != nil {
+			t.Fatalf("break %d: %v, want %v", n, errs[1], want)
+		}
+		if e := AsError(errs[1]); e == nil || len(e.Pointer) < 9 || e.Pointer[:9] != "/result/1" {
+			t.Fatalf("break %d: pointer of %v", n, errs[1])
+		}
+	}
+}
