@@ -208,6 +208,14 @@ func (p *Processor) Prepare(recs []*adp.Record) *Prepared {
 // always run to the end (a batch is at most a history page), so a
 // ProcessPrepared never waits for ever.
 func (p *Processor) PrepareAsync(recs []*adp.Record) *Prepared {
+	return p.PrepareAsyncJSON(recs, 0)
+}
+
+// PrepareAsyncJSON is PrepareAsync for a caller that stores no record at or
+// below jsonThrough (a catch-up leaving them out of its window): those get
+// every check but no canonical JSON (their Applied.RecordJSON is nil; a
+// caller that stores one after all serializes the record).
+func (p *Processor) PrepareAsyncJSON(recs []*adp.Record, jsonThrough int64) *Prepared {
 	n := (len(recs) + prepareChunk - 1) / prepareChunk
 	pr := &Prepared{recs: recs, errs: make([]error, len(recs)), raw: make([][]byte, len(recs)),
 		chunks: make([]chan struct{}, n), done: make(chan struct{})}
@@ -223,7 +231,7 @@ func (p *Processor) PrepareAsync(recs []*adp.Record) *Prepared {
 		for k := int(next.Add(1) - 1); k < n; k = int(next.Add(1) - 1) {
 			for i := k * prepareChunk; i < min((k+1)*prepareChunk, len(recs)); i++ {
 				if recs[i] != nil {
-					pr.raw[i], pr.errs[i] = check(recs[i])
+					pr.raw[i], pr.errs[i] = check(recs[i], recs[i].Seq > jsonThrough)
 				}
 			}
 			close(pr.chunks[k])
@@ -366,7 +374,7 @@ func (p *Processor) precheck(recs []*adp.Record, last int64) ([]error, [][]byte)
 	}
 	parallel.For(len(idx), p.workers(), func(k int) {
 		i := idx[k]
-		raw[i], errs[i] = check(recs[i])
+		raw[i], errs[i] = check(recs[i], true)
 	})
 	return errs, raw
 }
@@ -382,9 +390,9 @@ func (p *Processor) workers() int {
 // check runs the state-independent checks of one record: its shape and
 // hash, and (unless redacted) its envelope's hash and strict signature —
 // for the genesis record only its JSON: VerifyGenesis verifies it. It
-// returns the record's canonical JSON around the event bytes just hashed,
-// or the first error.
-func check(rec *adp.Record) ([]byte, error) {
+// returns the record's canonical JSON around the event bytes just hashed
+// (nil unless withJSON), or the first error.
+func check(rec *adp.Record, withJSON bool) ([]byte, error) {
 	var event []byte
 	if rec.Seq > 1 {
 		if err := rec.Validate(); err != nil {
@@ -396,6 +404,9 @@ func check(rec *adp.Record) ([]byte, error) {
 				return nil, prefix(err)
 			}
 		}
+	}
+	if !withJSON {
+		return nil, nil
 	}
 	raw, _ := rec.AppendCanonical(make([]byte, 0, len(event)+512), event)
 	return raw, nil

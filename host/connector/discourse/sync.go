@@ -77,7 +77,7 @@ func (c *Module) syncRoom(ctx context.Context, h *hostState, key int64, roomID s
 	// core while the records before them are applied (fetchPages).
 	pctx, cancel := context.WithCancel(ctx)
 	pages := make(chan fetchedPage, 1)
-	go c.fetchPages(pctx, h, roomID, pos.SyncedSeq, pages)
+	go c.fetchPages(pctx, h, roomID, pos.SyncedSeq, skip.through(), pages)
 	defer func() {
 		// Nothing is read from the host once the sync returned.
 		cancel()
@@ -219,9 +219,11 @@ type fetchedPage struct {
 // the caller's in-order pass follows the workers record by record, and the
 // next page's checks start as soon as this page's ran, while the caller
 // still applies it. The checks run in page order, at most two pages ahead
-// of the page being applied (the one sent and waiting, and the next). It
-// returns, closing out, only once readPages returned.
-func (c *Module) fetchPages(ctx context.Context, h *hostState, roomID string, after int64, out chan<- fetchedPage) {
+// of the page being applied (the one sent and waiting, and the next). The
+// records at or below skipThrough, which the sync leaves out of the store,
+// get no canonical JSON (room.Processor.PrepareAsyncJSON). It returns,
+// closing out, only once readPages returned.
+func (c *Module) fetchPages(ctx context.Context, h *hostState, roomID string, after, skipThrough int64, out chan<- fetchedPage) {
 	defer close(out)
 	read := make(chan fetchedPage, 1)
 	go c.readPages(ctx, h, roomID, after, read)
@@ -234,7 +236,7 @@ func (c *Module) fetchPages(ctx context.Context, h *hostState, roomID string, af
 			return
 		}
 		if pg.err == nil {
-			pg.prep = h.proc.PrepareAsync(pg.recs)
+			pg.prep = h.proc.PrepareAsyncJSON(pg.recs, skipThrough)
 		}
 		select {
 		case out <- pg:
