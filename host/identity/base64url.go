@@ -38,24 +38,36 @@ func DecodeBase64URL(s string) ([]byte, error) {
 // for n up to 64, without allocating (the hashes and signatures of every
 // record synced are checked with it).
 func ValidBase64URLLen(s string, n int) bool {
-	// A canonical encoding of n bytes has exactly this length (the round
-	// trip below compares with it).
-	if n < 0 || len(s) != base64.RawURLEncoding.EncodedLen(n) {
-		return false
-	}
-	var src, enc [88]byte // the encoding of 64 bytes is 86 characters
-	var dst [66]byte      // Decode may write up to 3*len(s)/4 bytes
-	if len(s) > len(src) {
+	var dst [64]byte
+	if n < 0 || n > len(dst) {
 		_, err := DecodeBase64URLLen(s, n)
 		return err == nil
 	}
-	copy(src[:], s)
-	m, err := base64.RawURLEncoding.Strict().Decode(dst[:], src[:len(s)])
-	if err != nil || m != n {
+	return decodeBase64URLInto(dst[:n], s)
+}
+
+// decodeBase64URLInto decodes s into dst when s is a canonical base64url
+// string of exactly len(dst) bytes, and reports whether it is:
+// DecodeBase64URLLen into a caller's buffer (of at most 64 bytes).
+func decodeBase64URLInto(dst []byte, s string) bool {
+	// A canonical encoding of n bytes has exactly this length (the round
+	// trip below compares with it).
+	if len(dst) > 64 || len(s) != base64.RawURLEncoding.EncodedLen(len(dst)) {
 		return false
 	}
-	base64.RawURLEncoding.Encode(enc[:len(s)], dst[:n])
-	return string(enc[:len(s)]) == s
+	var src, enc [88]byte // the encoding of 64 bytes is 86 characters
+	var out [66]byte      // Decode may write up to 3*len(s)/4 bytes
+	copy(src[:], s)
+	m, err := base64.RawURLEncoding.Strict().Decode(out[:], src[:len(s)])
+	if err != nil || m != len(dst) {
+		return false
+	}
+	base64.RawURLEncoding.Encode(enc[:len(s)], out[:m])
+	if string(enc[:len(s)]) != s {
+		return false
+	}
+	copy(dst, out[:m])
+	return true
 }
 
 // EqualBase64URL reports whether s is the base64url encoding (no padding)

@@ -3,6 +3,7 @@ package identity
 import (
 	"crypto/ed25519"
 	"crypto/sha3"
+	"strings"
 
 	itext "apconnect/host/text"
 )
@@ -114,15 +115,21 @@ func (env *Envelope) VerifyCanonical() ([]byte, error) {
 	if !EqualBase64URL(digest[:], env.Hash) {
 		return nil, newError(CodeInvalidEventHash, "/hash", "hash does not match the event content")
 	}
-	pub, err := env.Event.publicKey()
-	if err != nil {
-		return nil, err
+	// The key and signature are decoded into stack buffers: the same
+	// canonical decoding as ParseAgentID and DecodeBase64URLLen, whose
+	// errors are reported.
+	var pub [ed25519.PublicKeySize]byte
+	var sig [ed25519.SignatureSize]byte
+	if a := env.Event.Actor; !strings.HasPrefix(a, AgentIDPrefix) || len(a) != agentIDLen || !decodeBase64URLInto(pub[:], a[len(AgentIDPrefix):]) {
+		if _, err := env.Event.publicKey(); err != nil {
+			return nil, err
+		}
+		return nil, &Error{Code: CodeInvalidActor, Pointer: "/event/actor", Message: "actor is not a canonical Agent ID"}
 	}
-	sig, err := DecodeBase64URLLen(env.Signature, ed25519.SignatureSize)
-	if err != nil {
+	if !decodeBase64URLInto(sig[:], env.Signature) {
 		return nil, newError(CodeInvalidSignature, "/signature", "signature must be 64 bytes in canonical base64url")
 	}
-	if err := VerifyStrict(pub, digest[:], sig); err != nil {
+	if err := VerifyStrict(pub[:], digest[:], sig[:]); err != nil {
 		return nil, &Error{Code: CodeInvalidSignature, Pointer: "/signature", Message: err.Error(), Err: err}
 	}
 	return canon, nil
