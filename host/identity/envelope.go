@@ -107,10 +107,19 @@ func (env *Envelope) Verify() error {
 // hashed, for a caller that serializes the envelope next (AppendCanonical)
 // and would otherwise canonicalize the event a second time.
 func (env *Envelope) VerifyCanonical() ([]byte, error) {
-	canon, err := env.Event.Canonical()
+	return env.VerifyAppend(make([]byte, 0, 512))
+}
+
+// VerifyAppend is VerifyCanonical writing JCS(event) at the end of b, which
+// it returns extended, for a caller that reuses a buffer: the hash and the
+// signature are checked over exactly the bytes it appended.
+func (env *Envelope) VerifyAppend(b []byte) ([]byte, error) {
+	start := len(b)
+	b, err := env.Event.appendCanonical(b)
 	if err != nil {
 		return nil, newError(CodeInvalidEvent, "/event", "cannot canonicalize event: %v", err)
 	}
+	canon := b[start:]
 	digest := sha3.Sum256(canon)
 	if !EqualBase64URL(digest[:], env.Hash) {
 		return nil, newError(CodeInvalidEventHash, "/hash", "hash does not match the event content")
@@ -132,7 +141,7 @@ func (env *Envelope) VerifyCanonical() ([]byte, error) {
 	if err := VerifyStrict(pub[:], digest[:], sig[:]); err != nil {
 		return nil, &Error{Code: CodeInvalidSignature, Pointer: "/signature", Message: err.Error(), Err: err}
 	}
-	return canon, nil
+	return b, nil
 }
 
 // AppendCanonical appends JCS(envelope) to b, given canonicalEvent =

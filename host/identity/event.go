@@ -56,7 +56,12 @@ var identityFields = []string{"actor", "created_at", "nonce", "payload", "protoc
 // merged with the sorted names of Fields (JCS orders by UTF-16 code units,
 // which byte order matches for the ASCII names protocols use).
 func (e *Event) Canonical() ([]byte, error) {
-	b := make([]byte, 0, 512)
+	return e.appendCanonical(make([]byte, 0, 512))
+}
+
+// appendCanonical appends JCS(event) to b (see Canonical).
+func (e *Event) appendCanonical(b []byte) ([]byte, error) {
+	start := len(b)
 	var buf [8]string
 	extra := e.sortedFields(buf[:0])
 	b = append(b, '{')
@@ -64,12 +69,12 @@ func (e *Event) Canonical() ([]byte, error) {
 	i := 0
 	for n, name := range identityFields {
 		for i < len(extra) && compareUTF16(extra[i], name) < 0 {
-			if b, err = e.appendField(b, extra[i]); err != nil {
+			if b, err = e.appendField(b, start, extra[i]); err != nil {
 				return nil, err
 			}
 			i++
 		}
-		if n > 0 || len(b) > 1 {
+		if n > 0 || len(b) > start+1 {
 			b = append(b, ',')
 		}
 		b = appendCanonicalString(b, name)
@@ -93,7 +98,7 @@ func (e *Event) Canonical() ([]byte, error) {
 		}
 	}
 	for ; i < len(extra); i++ {
-		if b, err = e.appendField(b, extra[i]); err != nil {
+		if b, err = e.appendField(b, start, extra[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -101,9 +106,9 @@ func (e *Event) Canonical() ([]byte, error) {
 }
 
 // appendField appends ",name:value" (or "name:value" first) of a protocol
-// field.
-func (e *Event) appendField(b []byte, name string) ([]byte, error) {
-	if len(b) > 1 {
+// field to the event being written from b[start].
+func (e *Event) appendField(b []byte, start int, name string) ([]byte, error) {
+	if len(b) > start+1 {
 		b = append(b, ',')
 	}
 	b = appendCanonicalString(b, name)

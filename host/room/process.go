@@ -228,10 +228,11 @@ func (p *Processor) PrepareAsyncJSON(recs []*adp.Record, jsonThrough int64) *Pre
 	}
 	var next, finished atomic.Int64
 	worker := func() {
+		var scratch []byte // the event bytes of records without JSON
 		for k := int(next.Add(1) - 1); k < n; k = int(next.Add(1) - 1) {
 			for i := k * prepareChunk; i < min((k+1)*prepareChunk, len(recs)); i++ {
 				if recs[i] != nil {
-					pr.raw[i], pr.errs[i] = check(recs[i], recs[i].Seq > jsonThrough)
+					pr.raw[i], pr.errs[i] = check(recs[i], recs[i].Seq > jsonThrough, &scratch)
 				}
 			}
 			close(pr.chunks[k])
@@ -374,7 +375,7 @@ func (p *Processor) precheck(recs []*adp.Record, last int64) ([]error, [][]byte)
 	}
 	parallel.For(len(idx), p.workers(), func(k int) {
 		i := idx[k]
-		raw[i], errs[i] = check(recs[i], true)
+		raw[i], errs[i] = check(recs[i], true, nil)
 	})
 	return errs, raw
 }
@@ -391,8 +392,10 @@ func (p *Processor) workers() int {
 // hash, and (unless redacted) its envelope's hash and strict signature —
 // for the genesis record only its JSON: VerifyGenesis verifies it. It
 // returns the record's canonical JSON around the event bytes just hashed
-// (nil unless withJSON), or the first error.
-func check(rec *adp.Record, withJSON bool) ([]byte, error) {
+// (nil unless withJSON), or the first error. Without JSON, the event bytes
+// are written to *scratch, a buffer the caller reuses from record to
+// record.
+func check(rec *adp.Record, withJSON bool, scratch *[]byte) ([]byte, error) {
 	var event []byte
 	if rec.Seq > 1 {
 		if err := rec.Validate(); err != nil {
@@ -400,7 +403,13 @@ func check(rec *adp.Record, withJSON bool) ([]byte, error) {
 		}
 		if rec.Envelope != nil {
 			var err error
-			if event, err = rec.Envelope.VerifyCanonical(); err != nil {
+			if withJSON {
+				event, err = rec.Envelope.VerifyCanonical()
+			} else {
+				event, err = rec.Envelope.VerifyAppend((*scratch)[:0])
+				*scratch = event
+			}
+			if err != nil {
 				return nil, prefix(err)
 			}
 		}
