@@ -27,10 +27,14 @@ func (h *Host) Events(ctx context.Context, roomID string, q EventsQuery) (*Page[
 	qs.Set("after_seq", itoa64(q.AfterSeq))
 	setInt(qs, "limit", int64(q.Limit))
 	setStr(qs, "cursor", q.Cursor)
-	resp, err := h.get(ctx, u, qs, authIfSigner, h.svc.opts.MaxResponseBytes)
+	resp, err := h.svc.do(ctx, call{method: http.MethodGet, url: u, query: qs, auth: authIfSigner, signer: h.signer,
+		maxBytes: h.svc.opts.MaxResponseBytes, reuse: true})
 	if err != nil {
 		return nil, err
 	}
+	// The page is read into the service's reused buffer: the strict parser
+	// copies every string it returns, so nothing decoded refers to it.
+	defer resp.release()
 	return decodeRecordPage(u, resp, q.Limit, roomID, q.AfterSeq)
 }
 
