@@ -560,7 +560,8 @@ type windowSkip struct {
 	skipThrough int64 // records at or below are not stored
 	window      int64
 	synced      int64            // the last position applied
-	events      []skippedEvent   // the newest skipped records, ascending, at most window
+	events      []skippedEvent   // the newest skipped records, at most window, from first (add)
+	first       int              // the index of the oldest in events
 	hashes      map[int64]string // seq → record hash of events
 }
 
@@ -613,37 +614,53 @@ func (w *windowSkip) keep(b *store.Batch, applied []room.Applied) {
 	if b.State != nil {
 		w.synced = b.State.SyncedSeq
 	}
-	for i, e := range b.Events {
-		if e.Seq <= w.skipThrough {
-			a := applied[i]
-			a.Inbox = nil // stored with the batch; not needed again
-			w.events = append(w.events, skippedEvent{event: e, applied: a})
-			w.hashes[e.Seq] = e.Hash
+	for i := range b.Events {
+		if e := &b.Events[i]; e.Seq <= w.skipThrough {
+			w.add(e, &applied[i])
 		}
 	}
-	if over := len(w.events) - int(w.window); over > 0 {
-		for _, s := range w.events[:over] {
-			delete(w.hashes, s.event.Seq)
-		}
-		n := copy(w.events, w.events[over:])
-		clear(w.events[n:])
-		w.events = w.events[:n]
+}
+
+// add keeps a skipped record, replacing the oldest kept once a window of
+// them is kept: w.events is a ring (first is the oldest) so that a batch
+// costs no moving of the records kept.
+func (w *windowSkip) add(e *store.Event, a *room.Applied) {
+	if w.window <= 0 {
+		return // nothing kept (the store's window is never empty)
 	}
+	var slot *skippedEvent
+	if len(w.events) < int(w.window) {
+		w.events = append(w.events, skippedEvent{})
+		slot = &w.events[len(w.events)-1]
+	} else {
+		slot = &w.events[w.first]
+		delete(w.hashes, slot.event.Seq)
+		w.first = (w.first + 1) % len(w.events)
+	}
+	slot.event, slot.applied = *e, *a
+	slot.applied.Inbox = nil // stored with the batch; not needed again
+	w.hashes[e.Seq] = e.Hash
+}
+
+// kept returns the i-th oldest skipped record kept.
+func (w *windowSkip) kept(i int) *skippedEvent {
+	return &w.events[(w.first+i)%len(w.events)]
 }
 
 // restoreSkipped stores the skipped records that are inside the window of
 // the position the sync ended at: none when it went a window past them (the
 // usual end of a catch-up).
 func (c *Module) restoreSkipped(ctx context.Context, key int64, w *windowSkip) {
-	if len(w.events) == 0 || w.synced >= w.events[len(w.events)-1].event.Seq+w.window {
+	if len(w.events) == 0 || w.synced >= w.kept(len(w.events)-1).event.Seq+w.window {
 		return
 	}
 	events := make([]store.Event, len(w.events))
 	for i := range w.events {
-		e := w.events[i].event
+		k := w.kept(i)
+		e := k.event
 		if e.Record == nil {
 			var err error
-			if e.Record, e.Item, err = eventJSON(&w.events[i].applied); err != nil {
+			if e.Record, e.Item, err = eventJSON(&k.applied); err != nil {
 				c.Log.Warn("catch-up ended early; the records it left out of the window could not be stored", "room", key, "err", err)
 				return
 			}
