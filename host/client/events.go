@@ -53,8 +53,8 @@ func decodeRecordPage(u string, resp *response, limit int, roomID string, after 
 	recs, errs := adp.RecordsFromValues(items, itemPointer)
 	last := after
 	for i, rec := range recs {
-		if errs[i] == nil {
-			errs[i] = checkRecordRoom(rec, roomID, itemPointer(i))
+		if errs[i] == nil && roomID != "" && rec.RoomID != roomID {
+			errs[i] = checkRecordRoom(rec, roomID, itemPointer(i)) // the pointer only for the error
 		}
 		if errs[i] != nil {
 			return nil, bad(http.MethodGet, u, resp.status, errs[i])

@@ -55,8 +55,8 @@ func EnvelopeFromValue(v any, pointer string) (*Envelope, error) {
 	if !ok {
 		return nil, newError(CodeInvalidEvent, pointer, "missing required field \"event\"")
 	}
-	event, err := EventFromValue(ev, pointer+"/event")
-	if err != nil {
+	env := new(Envelope)
+	if err := eventFromValue(ev, pointer+"/event", &env.Event); err != nil {
 		return nil, err
 	}
 	hash, ok := obj["hash"].(string)
@@ -67,7 +67,8 @@ func EnvelopeFromValue(v any, pointer string) (*Envelope, error) {
 	if !ok {
 		return nil, newError(CodeInvalidEvent, pointer+"/signature", "signature must be a base64url string")
 	}
-	return &Envelope{Hash: hash, Event: *event, Signature: sig}, nil
+	env.Hash, env.Signature = hash, sig
+	return env, nil
 }
 
 // UnmarshalJSON strictly parses an envelope and checks its shape. It does not

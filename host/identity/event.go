@@ -172,36 +172,45 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 // protocol refuses those it does not define with CheckFields). pointer is
 // the JSON pointer of the object in its document, used in errors.
 func EventFromValue(v any, pointer string) (*Event, error) {
+	var e Event
+	if err := eventFromValue(v, pointer, &e); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// eventFromValue is EventFromValue into e (an envelope's event, without a
+// copy).
+func eventFromValue(v any, pointer string, e *Event) error {
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, newError(CodeInvalidEvent, pointer, "event must be a JSON object")
+		return newError(CodeInvalidEvent, pointer, "event must be a JSON object")
 	}
-	var e Event
 	var err error
 	if e.Protocol, err = requiredString(obj, "protocol", pointer); err != nil {
-		return nil, err
+		return err
 	}
 	if e.Type, err = requiredString(obj, "type", pointer); err != nil {
-		return nil, err
+		return err
 	}
 	actor, err := requiredString(obj, "actor", pointer)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !ValidAgentID(actor) {
 		_, perr := ParseAgentID(actor)
-		return nil, &Error{Code: CodeInvalidActor, Pointer: pointer + "/actor", Message: perr.Error(), Err: perr}
+		return &Error{Code: CodeInvalidActor, Pointer: pointer + "/actor", Message: perr.Error(), Err: perr}
 	}
 	e.Actor = actor
 	if e.CreatedAt, err = requiredInt(obj, "created_at", pointer, 0); err != nil {
-		return nil, err
+		return err
 	}
 	if e.Nonce, err = requiredInt(obj, "nonce", pointer, 1); err != nil {
-		return nil, err
+		return err
 	}
 	payload, ok := obj["payload"]
 	if !ok {
-		return nil, newError(CodeInvalidEvent, pointer, "missing required field \"payload\"")
+		return newError(CodeInvalidEvent, pointer, "missing required field \"payload\"")
 	}
 	e.Payload = payload
 	for k, v := range obj {
@@ -209,11 +218,11 @@ func EventFromValue(v any, pointer string) (*Event, error) {
 			continue
 		}
 		if e.Fields == nil {
-			e.Fields = map[string]any{}
+			e.Fields = make(map[string]any, len(obj)-len(identityFields))
 		}
 		e.Fields[k] = v
 	}
-	return &e, nil
+	return nil
 }
 
 // CheckFields enforces the closed event object (section 5.1): the event

@@ -59,13 +59,18 @@ type Fields struct {
 func FieldsOf(ev *identity.Event) Fields {
 	var f Fields
 	f.RoomID, _ = ev.Fields[FieldRoomID].(string)
-	seq, okSeq := identity.IntValue(ev.Fields[FieldBaseSeq])
-	hash, okHash := ev.Fields[FieldBaseHash].(string)
-	if okSeq && okHash {
-		f.Base = &Link{Seq: seq, Hash: hash}
+	if base, ok := baseOf(ev); ok {
+		f.Base = &base
 	}
 	f.Mentions = MentionsOf(ev)
 	return f
+}
+
+// baseOf returns an event's base (FieldsOf's Base, without allocating it).
+func baseOf(ev *identity.Event) (Link, bool) {
+	seq, okSeq := identity.IntValue(ev.Fields[FieldBaseSeq])
+	hash, okHash := ev.Fields[FieldBaseHash].(string)
+	return Link{Seq: seq, Hash: hash}, okSeq && okHash
 }
 
 // RoomOf returns an event's room_id ("" when it has none).

@@ -444,12 +444,16 @@ func RecordFromValue(v any, pointer string) (*Record, error) {
 		}
 		r.Envelope = env
 	}
-	for k, val := range obj {
-		if !recordFields[k] {
-			if r.Extra == nil {
-				r.Extra = map[string]any{}
+	// The six members read are all present: only a record with more has
+	// extra members.
+	if len(obj) > len(recordFields) {
+		for k, val := range obj {
+			if !recordFields[k] {
+				if r.Extra == nil {
+					r.Extra = map[string]any{}
+				}
+				r.Extra[k] = val
 			}
-			r.Extra[k] = val
 		}
 	}
 	if err := r.Validate(); err != nil {
