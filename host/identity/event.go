@@ -229,6 +229,18 @@ func eventFromValue(v any, pointer string, e *Event) error {
 // may carry, beyond the six identity fields, only the allowed fields its
 // protocol defines. Every protocol's rules call it.
 func (e *Event) CheckFields(pointer string, allowed ...string) error {
+	// The names are sorted (so that the first one refused is reported)
+	// only when one is refused.
+	refused := false
+	for k := range e.Fields {
+		if !slices.Contains(allowed, k) {
+			refused = true
+			break
+		}
+	}
+	if !refused {
+		return nil
+	}
 	var buf [8]string
 	for _, k := range e.sortedFields(buf[:0]) {
 		if !slices.Contains(allowed, k) {
