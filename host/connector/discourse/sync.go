@@ -421,7 +421,8 @@ func (c *Module) applyPrepared(ctx context.Context, h *hostState, key int64, pre
 // catch-up's windowSkip), get no JSON: windowSkip makes it only for those
 // it stores after all (restoreSkipped).
 func (c *Module) buildBatch(ctx context.Context, h *hostState, row *store.Room, res *room.Result, resync bool, now, skipThrough int64) (*store.Batch, error) {
-	b := &store.Batch{ExpectSeq: row.SyncedSeq, ExpectHash: row.SyncedHash, Resync: resync, Now: now}
+	b := &store.Batch{ExpectSeq: row.SyncedSeq, ExpectHash: row.SyncedHash, Resync: resync, Now: now,
+		Events: make([]store.Event, 0, len(res.Applied))}
 	var inbox []room.InboxItem
 	for i := range res.Applied {
 		a := &res.Applied[i]
@@ -630,6 +631,9 @@ func (w *windowSkip) add(e *store.Event, a *room.Applied) {
 	}
 	var slot *skippedEvent
 	if len(w.events) < int(w.window) {
+		if w.events == nil {
+			w.events = make([]skippedEvent, 0, w.window) // at most maxSkipWindow
+		}
 		w.events = append(w.events, skippedEvent{})
 		slot = &w.events[len(w.events)-1]
 	} else {
