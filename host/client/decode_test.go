@@ -78,10 +78,22 @@ func TestEventsQueryAndPaging(t *testing.T) {
 	if err != nil || len(p2.Items) != 2 || p2.Items[1].Seq != 5 || p2.NextCursor != "" {
 		t.Fatalf("page 2 %+v %v", p2, err)
 	}
-	// records are passed on unverified but intact: they verify
+	// records are passed on unverified but intact: they verify, and page
+	// 1's still equal what was served after page 2 was read into the
+	// buffer page 1 was read into
 	for _, r := range append(p1.Items, p2.Items...) {
 		if err := r.Envelope.Verify(); err != nil {
 			t.Fatal(err)
+		}
+	}
+	if h.svc.pageBuf.Load() == nil {
+		t.Fatal("the page buffer was not kept")
+	}
+	for i, r := range append(p1.Items, p2.Items...) {
+		got, _ := r.MarshalJSON()
+		want, _ := recs[1+i].MarshalJSON()
+		if string(got) != string(want) {
+			t.Fatalf("record %d:\n%s\nwant\n%s", r.Seq, got, want)
 		}
 	}
 	if _, err := h.Events(ctxT(t), fixtureRoom, EventsQuery{AfterSeq: -1}); err == nil {

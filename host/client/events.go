@@ -27,10 +27,14 @@ func (h *Host) Events(ctx context.Context, roomID string, q EventsQuery) (*Page[
 	qs.Set("after_seq", itoa64(q.AfterSeq))
 	setInt(qs, "limit", int64(q.Limit))
 	setStr(qs, "cursor", q.Cursor)
-	resp, err := h.get(ctx, u, qs, authIfSigner, h.svc.opts.MaxResponseBytes)
+	resp, err := h.svc.do(ctx, call{method: http.MethodGet, url: u, query: qs, auth: authIfSigner, signer: h.signer,
+		maxBytes: h.svc.opts.MaxResponseBytes, reuse: true})
 	if err != nil {
 		return nil, err
 	}
+	// The page is read into the service's reused buffer: the strict parser
+	// copies every string it returns, so nothing decoded refers to it.
+	defer resp.release()
 	return decodeRecordPage(u, resp, q.Limit, roomID, q.AfterSeq)
 }
 
@@ -39,21 +43,35 @@ func (h *Host) Events(ctx context.Context, roomID string, q EventsQuery) (*Page[
 // past after. The error is the one of the first bad item, as decodePage
 // would report it.
 func decodeRecordPage(u string, resp *response, limit int, roomID string, after int64) (*Page[*adp.Record], error) {
-	items, next, err := parseList(resp.body)
-	if err != nil {
-		return nil, bad(http.MethodGet, u, resp.status, err)
+	// A page in the form hosts write is read straight into records; any
+	// other (or a wrong one) is parsed into values first, which reads every
+	// form and reports what is wrong.
+	recs, next, ok := adp.DecodeRecordList(resp.body)
+	var errs []error
+	if !ok {
+		items, nextCursor, err := parseList(resp.body)
+		if err != nil {
+			return nil, bad(http.MethodGet, u, resp.status, err)
+		}
+		if limit > 0 && len(items) > limit {
+			return nil, bad(http.MethodGet, u, resp.status, fmt.Errorf("%d items for limit %d", len(items), limit))
+		}
+		next = nextCursor
+		recs, errs = adp.RecordsFromValues(items, itemPointer)
+	} else if limit > 0 && len(recs) > limit {
+		return nil, bad(http.MethodGet, u, resp.status, fmt.Errorf("%d items for limit %d", len(recs), limit))
 	}
-	if limit > 0 && len(items) > limit {
-		return nil, bad(http.MethodGet, u, resp.status, fmt.Errorf("%d items for limit %d", len(items), limit))
-	}
-	recs, errs := adp.RecordsFromValues(items, itemPointer)
 	last := after
 	for i, rec := range recs {
-		if errs[i] == nil {
-			errs[i] = checkRecordRoom(rec, roomID, itemPointer(i))
+		var err error
+		if errs != nil {
+			err = errs[i]
 		}
-		if errs[i] != nil {
-			return nil, bad(http.MethodGet, u, resp.status, errs[i])
+		if err == nil && roomID != "" && rec.RoomID != roomID {
+			err = checkRecordRoom(rec, roomID, itemPointer(i)) // the pointer only for the error
+		}
+		if err != nil {
+			return nil, bad(http.MethodGet, u, resp.status, err)
 		}
 		if rec.Seq <= last {
 			return nil, bad(http.MethodGet, u, resp.status, fmt.Errorf("%s: seq %d does not ascend past %d", itemPointer(i), rec.Seq, last))

@@ -1,9 +1,11 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"apconnect/host/identity"
 	"apconnect/host/internal/logthrottle"
@@ -77,4 +79,7 @@ type service struct {
 	// skipLog rate-limits the warnings about malformed live items, which
 	// the host can send at will (shared by all of this host's streams).
 	skipLog *logthrottle.Throttle
+
+	// pageBuf is the buffer kept between history reads (getPageBuffer).
+	pageBuf atomic.Pointer[bytes.Buffer]
 }

@@ -75,6 +75,10 @@ type call struct {
 	// instead of buffering it; it runs anew on every attempt, so it must
 	// start from scratch each time.
 	sink func(r io.Reader) error
+	// reuse reads a 2xx body into the service's page buffer (see
+	// pageBuffer); the caller hands it back with response.release once it
+	// no longer reads the body.
+	reuse bool
 }
 
 // response is a read 2xx response.
@@ -82,6 +86,45 @@ type response struct {
 	status int
 	header http.Header
 	body   []byte
+
+	// buf holds body when it was read into a reused buffer (call.reuse).
+	buf *bytes.Buffer
+	svc *service
+}
+
+// release hands a reused body buffer back to the service: body must not be
+// read afterwards. A no-op for any other response.
+func (r *response) release() {
+	if r == nil || r.buf == nil {
+		return
+	}
+	r.svc.putPageBuffer(r.buf)
+	r.buf, r.body = nil, nil
+}
+
+// maxPageBuffer bounds the buffer a service keeps between history reads
+// (a page of 1,000 records is well under it).
+const maxPageBuffer = 4 << 20
+
+// getPageBuffer returns the service's kept buffer, emptied, or a new one.
+// A history page is read into one buffer that is reused from page to page:
+// reading each page into a fresh one (growing by copying as it arrives)
+// was a fifth of everything a catch-up sync allocated. Concurrent reads get
+// fresh buffers.
+func (s *service) getPageBuffer() *bytes.Buffer {
+	if b := s.pageBuf.Swap(nil); b != nil {
+		b.Reset()
+		return b
+	}
+	return new(bytes.Buffer)
+}
+
+// putPageBuffer keeps b for the next read unless it grew past
+// maxPageBuffer.
+func (s *service) putPageBuffer(b *bytes.Buffer) {
+	if b.Cap() <= maxPageBuffer {
+		s.pageBuf.Store(b)
+	}
 }
 
 // path returns the request path for errors and logs (never the query).
@@ -243,23 +286,31 @@ func (s *service) attempt(ctx context.Context, c *call, attempt int) (*response,
 	if ok {
 		limit = c.maxBytes
 	}
-	data, err := readBounded(resp.Body, limit, resp.ContentLength)
+	var buf *bytes.Buffer
+	if ok && c.reuse {
+		buf = s.getPageBuffer()
+	}
+	data, err := readBoundedInto(buf, resp.Body, limit, resp.ContentLength)
+	read := &response{status: resp.StatusCode, header: resp.Header, body: data, buf: buf, svc: s}
 	if err != nil && !errors.Is(err, ErrResponseTooLarge) {
+		read.release()
 		return nil, &NetworkError{Method: c.method, Path: path, Write: c.write, Err: err}
 	}
 	// The transport may deliver a response that raced the attempt's
 	// deadline (a starved goroutine sees both ready): past the deadline the
 	// attempt has timed out, whatever arrived.
 	if err := actx.Err(); err != nil && ctx.Err() == nil {
+		read.release()
 		return nil, &NetworkError{Method: c.method, Path: path, Write: c.write, Err: err}
 	}
 	if !ok {
 		return nil, s.serviceError(c, resp, data, err)
 	}
 	if err != nil {
+		read.release()
 		return nil, &ResponseError{Method: c.method, Path: path, Status: resp.StatusCode, Err: err}
 	}
-	return &response{status: resp.StatusCode, header: resp.Header, body: data}, nil
+	return read, nil
 }
 
 // checkSuccess checks a 2xx response against what the call takes: its
@@ -320,6 +371,19 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 // readBounded reads at most limit bytes, failing with ErrResponseTooLarge
 // beyond them; size is the length the response announced (-1 when none).
 func readBounded(r io.Reader, limit, size int64) ([]byte, error) {
+	return readBoundedInto(nil, r, limit, size)
+}
+
+// readBoundedInto is readBounded reading into buf (its bytes are returned)
+// when buf is not nil.
+func readBoundedInto(buf *bytes.Buffer, r io.Reader, limit, size int64) ([]byte, error) {
+	lr := io.LimitReader(r, limit+1)
+	if buf != nil {
+		if _, err := buf.ReadFrom(lr); err != nil {
+			return nil, err
+		}
+		return checkBounded(buf.Bytes(), limit)
+	}
 	if size <= 0 || size > limit {
 		size = 512
 	}
@@ -328,14 +392,13 @@ func readBounded(r io.Reader, limit, size int64) ([]byte, error) {
 	// grows. A body longer than announced grows it as usual; an
 	// announcement past maxPrealloc is believed only as data arrives.
 	size = min(size, maxPrealloc)
-	buf := make([]byte, 0, size+1)
-	lr := io.LimitReader(r, limit+1)
+	data := make([]byte, 0, size+1)
 	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
 		}
-		n, err := lr.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
+		n, err := lr.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
 		if err == io.EOF {
 			break
 		}
@@ -343,10 +406,15 @@ func readBounded(r io.Reader, limit, size int64) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if int64(len(buf)) > limit {
+	return checkBounded(data, limit)
+}
+
+// checkBounded fails with ErrResponseTooLarge when data is past limit.
+func checkBounded(data []byte, limit int64) ([]byte, error) {
+	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("%w (%d bytes)", ErrResponseTooLarge, limit)
 	}
-	return buf, nil
+	return data, nil
 }
 
 // maxPrealloc bounds what readBounded allocates before the bytes arrive.

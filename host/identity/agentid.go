@@ -39,10 +39,11 @@ func ParseAgentID(id string) (ed25519.PublicKey, error) {
 	return ed25519.PublicKey(b), nil
 }
 
-// ValidAgentID reports whether id is a canonical Agent ID.
+// ValidAgentID reports whether id is a canonical Agent ID (ParseAgentID
+// would accept it), without allocating.
 func ValidAgentID(id string) bool {
-	_, err := ParseAgentID(id)
-	return err == nil
+	return strings.HasPrefix(id, AgentIDPrefix) && len(id) == agentIDLen &&
+		ValidBase64URLLen(id[len(AgentIDPrefix):], ed25519.PublicKeySize)
 }
 
 // truncate shortens untrusted text quoted in error messages (text.Truncate,

@@ -33,6 +33,57 @@ func DecodeBase64URL(s string) ([]byte, error) {
 	return b, nil
 }
 
+// ValidBase64URLLen reports whether s is a canonical base64url string that
+// decodes to exactly n bytes: DecodeBase64URLLen without the result, and,
+// for n up to 64, without allocating (the hashes and signatures of every
+// record synced are checked with it).
+func ValidBase64URLLen(s string, n int) bool {
+	var dst [64]byte
+	if n < 0 || n > len(dst) {
+		_, err := DecodeBase64URLLen(s, n)
+		return err == nil
+	}
+	return decodeBase64URLInto(dst[:n], s)
+}
+
+// decodeBase64URLInto decodes s into dst when s is a canonical base64url
+// string of exactly len(dst) bytes, and reports whether it is:
+// DecodeBase64URLLen into a caller's buffer (of at most 64 bytes).
+func decodeBase64URLInto(dst []byte, s string) bool {
+	// A canonical encoding of n bytes has exactly this length (the round
+	// trip below compares with it).
+	if len(dst) > 64 || len(s) != base64.RawURLEncoding.EncodedLen(len(dst)) {
+		return false
+	}
+	var src, enc [88]byte // the encoding of 64 bytes is 86 characters
+	var out [66]byte      // Decode may write up to 3*len(s)/4 bytes
+	copy(src[:], s)
+	m, err := base64.RawURLEncoding.Strict().Decode(out[:], src[:len(s)])
+	if err != nil || m != len(dst) {
+		return false
+	}
+	base64.RawURLEncoding.Encode(enc[:len(s)], out[:m])
+	if string(enc[:len(s)]) != s {
+		return false
+	}
+	copy(dst, out[:m])
+	return true
+}
+
+// EqualBase64URL reports whether s is the base64url encoding (no padding)
+// of b, without allocating for b of up to 64 bytes.
+func EqualBase64URL(b []byte, s string) bool {
+	var buf [88]byte
+	if len(s) != base64.RawURLEncoding.EncodedLen(len(b)) {
+		return false
+	}
+	if len(s) > len(buf) {
+		return EncodeBase64URL(b) == s
+	}
+	base64.RawURLEncoding.Encode(buf[:len(s)], b)
+	return string(buf[:len(s)]) == s
+}
+
 // DecodeBase64URLLen decodes a canonical base64url string that must decode to
 // exactly n bytes.
 func DecodeBase64URLLen(s string, n int) ([]byte, error) {

@@ -3,6 +3,7 @@ package identity
 import (
 	"crypto/ed25519"
 	"crypto/sha3"
+	"strings"
 
 	itext "apconnect/host/text"
 )
@@ -54,8 +55,8 @@ func EnvelopeFromValue(v any, pointer string) (*Envelope, error) {
 	if !ok {
 		return nil, newError(CodeInvalidEvent, pointer, "missing required field \"event\"")
 	}
-	event, err := EventFromValue(ev, pointer+"/event")
-	if err != nil {
+	env := new(Envelope)
+	if err := eventFromValue(ev, pointer+"/event", &env.Event); err != nil {
 		return nil, err
 	}
 	hash, ok := obj["hash"].(string)
@@ -66,7 +67,8 @@ func EnvelopeFromValue(v any, pointer string) (*Envelope, error) {
 	if !ok {
 		return nil, newError(CodeInvalidEvent, pointer+"/signature", "signature must be a base64url string")
 	}
-	return &Envelope{Hash: hash, Event: *event, Signature: sig}, nil
+	env.Hash, env.Signature = hash, sig
+	return env, nil
 }
 
 // UnmarshalJSON strictly parses an envelope and checks its shape. It does not
@@ -106,26 +108,41 @@ func (env *Envelope) Verify() error {
 // hashed, for a caller that serializes the envelope next (AppendCanonical)
 // and would otherwise canonicalize the event a second time.
 func (env *Envelope) VerifyCanonical() ([]byte, error) {
-	canon, err := env.Event.Canonical()
+	return env.VerifyAppend(make([]byte, 0, 512))
+}
+
+// VerifyAppend is VerifyCanonical writing JCS(event) at the end of b, which
+// it returns extended, for a caller that reuses a buffer: the hash and the
+// signature are checked over exactly the bytes it appended.
+func (env *Envelope) VerifyAppend(b []byte) ([]byte, error) {
+	start := len(b)
+	b, err := env.Event.appendCanonical(b)
 	if err != nil {
 		return nil, newError(CodeInvalidEvent, "/event", "cannot canonicalize event: %v", err)
 	}
+	canon := b[start:]
 	digest := sha3.Sum256(canon)
-	if EncodeBase64URL(digest[:]) != env.Hash {
+	if !EqualBase64URL(digest[:], env.Hash) {
 		return nil, newError(CodeInvalidEventHash, "/hash", "hash does not match the event content")
 	}
-	pub, err := env.Event.publicKey()
-	if err != nil {
-		return nil, err
+	// The key and signature are decoded into stack buffers: the same
+	// canonical decoding as ParseAgentID and DecodeBase64URLLen, whose
+	// errors are reported.
+	var pub [ed25519.PublicKeySize]byte
+	var sig [ed25519.SignatureSize]byte
+	if a := env.Event.Actor; !strings.HasPrefix(a, AgentIDPrefix) || len(a) != agentIDLen || !decodeBase64URLInto(pub[:], a[len(AgentIDPrefix):]) {
+		if _, err := env.Event.publicKey(); err != nil {
+			return nil, err
+		}
+		return nil, &Error{Code: CodeInvalidActor, Pointer: "/event/actor", Message: "actor is not a canonical Agent ID"}
 	}
-	sig, err := DecodeBase64URLLen(env.Signature, ed25519.SignatureSize)
-	if err != nil {
+	if !decodeBase64URLInto(sig[:], env.Signature) {
 		return nil, newError(CodeInvalidSignature, "/signature", "signature must be 64 bytes in canonical base64url")
 	}
-	if err := VerifyStrict(pub, digest[:], sig); err != nil {
+	if err := VerifyStrict(pub[:], digest[:], sig[:]); err != nil {
 		return nil, &Error{Code: CodeInvalidSignature, Pointer: "/signature", Message: err.Error(), Err: err}
 	}
-	return canon, nil
+	return b, nil
 }
 
 // AppendCanonical appends JCS(envelope) to b, given canonicalEvent =

@@ -156,3 +156,38 @@ func TestSignEventRefusesForeignActor(t *testing.T) {
 		t.Fatalf("String() = %q", s)
 	}
 }
+
+// TestVerifyAppend: VerifyAppend writes JCS(event) after what the buffer
+// holds, as VerifyCanonical returns it, and refuses what VerifyCanonical
+// refuses, whatever the buffer held before.
+func TestVerifyAppend(t *testing.T) {
+	s := testSigner(t, "alice")
+	env, err := SignEvent(s, discourseEvent(s, "message.create"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	canon, err := env.VerifyCanonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prefix := range []string{"", "{", `{"event":`, strings.Repeat("x", 600)} {
+		got, err := env.VerifyAppend([]byte(prefix))
+		if err != nil || string(got) != prefix+string(canon) {
+			t.Fatalf("prefix %.10q: %s (%v)", prefix, got, err)
+		}
+	}
+	for name, change := range map[string]func(e *Envelope){
+		"payload":   func(e *Envelope) { e.Event.Payload = map[string]any{"content": "changed"} },
+		"field":     func(e *Envelope) { e.Event.Fields = map[string]any{"room_id": "other"} },
+		"signature": func(e *Envelope) { e.Signature = e.Signature[:85] + "A" },
+		"actor":     func(e *Envelope) { e.Event.Actor = "did:agent:x" },
+	} {
+		bad := *env
+		change(&bad)
+		_, want := bad.VerifyCanonical()
+		_, got := bad.VerifyAppend([]byte(`{"event":`))
+		if want == nil || got == nil || got.Error() != want.Error() || ErrorCode(got) != ErrorCode(want) {
+			t.Fatalf("%s: VerifyAppend %v, VerifyCanonical %v", name, got, want)
+		}
+	}
+}

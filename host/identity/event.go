@@ -56,19 +56,25 @@ var identityFields = []string{"actor", "created_at", "nonce", "payload", "protoc
 // merged with the sorted names of Fields (JCS orders by UTF-16 code units,
 // which byte order matches for the ASCII names protocols use).
 func (e *Event) Canonical() ([]byte, error) {
-	b := make([]byte, 0, 512)
-	extra := e.sortedFields()
+	return e.appendCanonical(make([]byte, 0, 512))
+}
+
+// appendCanonical appends JCS(event) to b (see Canonical).
+func (e *Event) appendCanonical(b []byte) ([]byte, error) {
+	start := len(b)
+	var buf [8]string
+	extra := e.sortedFields(buf[:0])
 	b = append(b, '{')
 	var err error
 	i := 0
 	for n, name := range identityFields {
 		for i < len(extra) && compareUTF16(extra[i], name) < 0 {
-			if b, err = e.appendField(b, extra[i]); err != nil {
+			if b, err = e.appendField(b, start, extra[i]); err != nil {
 				return nil, err
 			}
 			i++
 		}
-		if n > 0 || len(b) > 1 {
+		if n > 0 || len(b) > start+1 {
 			b = append(b, ',')
 		}
 		b = appendCanonicalString(b, name)
@@ -92,7 +98,7 @@ func (e *Event) Canonical() ([]byte, error) {
 		}
 	}
 	for ; i < len(extra); i++ {
-		if b, err = e.appendField(b, extra[i]); err != nil {
+		if b, err = e.appendField(b, start, extra[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -100,9 +106,9 @@ func (e *Event) Canonical() ([]byte, error) {
 }
 
 // appendField appends ",name:value" (or "name:value" first) of a protocol
-// field.
-func (e *Event) appendField(b []byte, name string) ([]byte, error) {
-	if len(b) > 1 {
+// field to the event being written from b[start].
+func (e *Event) appendField(b []byte, start int, name string) ([]byte, error) {
+	if len(b) > start+1 {
 		b = append(b, ',')
 	}
 	b = appendCanonicalString(b, name)
@@ -110,12 +116,12 @@ func (e *Event) appendField(b []byte, name string) ([]byte, error) {
 	return appendCanonical(b, e.Fields[name], 1)
 }
 
-// sortedFields returns the names of Fields in JCS order (nil for none).
-func (e *Event) sortedFields() []string {
+// sortedFields returns the names of Fields in JCS order (nil for none),
+// appended to names (a caller's stack buffer: no allocation for a few).
+func (e *Event) sortedFields(names []string) []string {
 	if len(e.Fields) == 0 {
 		return nil
 	}
-	names := make([]string, 0, len(e.Fields))
 	for k := range e.Fields {
 		names = append(names, k)
 	}
@@ -166,35 +172,45 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 // protocol refuses those it does not define with CheckFields). pointer is
 // the JSON pointer of the object in its document, used in errors.
 func EventFromValue(v any, pointer string) (*Event, error) {
+	var e Event
+	if err := eventFromValue(v, pointer, &e); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// eventFromValue is EventFromValue into e (an envelope's event, without a
+// copy).
+func eventFromValue(v any, pointer string, e *Event) error {
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, newError(CodeInvalidEvent, pointer, "event must be a JSON object")
+		return newError(CodeInvalidEvent, pointer, "event must be a JSON object")
 	}
-	var e Event
 	var err error
 	if e.Protocol, err = requiredString(obj, "protocol", pointer); err != nil {
-		return nil, err
+		return err
 	}
 	if e.Type, err = requiredString(obj, "type", pointer); err != nil {
-		return nil, err
+		return err
 	}
 	actor, err := requiredString(obj, "actor", pointer)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, perr := ParseAgentID(actor); perr != nil {
-		return nil, &Error{Code: CodeInvalidActor, Pointer: pointer + "/actor", Message: perr.Error(), Err: perr}
+	if !ValidAgentID(actor) {
+		_, perr := ParseAgentID(actor)
+		return &Error{Code: CodeInvalidActor, Pointer: pointer + "/actor", Message: perr.Error(), Err: perr}
 	}
 	e.Actor = actor
 	if e.CreatedAt, err = requiredInt(obj, "created_at", pointer, 0); err != nil {
-		return nil, err
+		return err
 	}
 	if e.Nonce, err = requiredInt(obj, "nonce", pointer, 1); err != nil {
-		return nil, err
+		return err
 	}
 	payload, ok := obj["payload"]
 	if !ok {
-		return nil, newError(CodeInvalidEvent, pointer, "missing required field \"payload\"")
+		return newError(CodeInvalidEvent, pointer, "missing required field \"payload\"")
 	}
 	e.Payload = payload
 	for k, v := range obj {
@@ -202,18 +218,31 @@ func EventFromValue(v any, pointer string) (*Event, error) {
 			continue
 		}
 		if e.Fields == nil {
-			e.Fields = map[string]any{}
+			e.Fields = make(map[string]any, len(obj)-len(identityFields))
 		}
 		e.Fields[k] = v
 	}
-	return &e, nil
+	return nil
 }
 
 // CheckFields enforces the closed event object (section 5.1): the event
 // may carry, beyond the six identity fields, only the allowed fields its
 // protocol defines. Every protocol's rules call it.
 func (e *Event) CheckFields(pointer string, allowed ...string) error {
-	for _, k := range e.sortedFields() {
+	// The names are sorted (so that the first one refused is reported)
+	// only when one is refused.
+	refused := false
+	for k := range e.Fields {
+		if !slices.Contains(allowed, k) {
+			refused = true
+			break
+		}
+	}
+	if !refused {
+		return nil
+	}
+	var buf [8]string
+	for _, k := range e.sortedFields(buf[:0]) {
 		if !slices.Contains(allowed, k) {
 			return newError(CodeInvalidEvent, pointer+"/"+itext.EscapePointer(k),
 				"unknown top-level event field %q (the event object is closed)", truncate(k, 80))

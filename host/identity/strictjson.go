@@ -71,7 +71,52 @@ func UnmarshalStrict(data []byte, v any) error {
 type parser struct {
 	data []byte
 	pos  int
-	path []string // JSON pointer segments of the value being parsed
+	path []segment // JSON pointer segments of the value being parsed
+
+	// short holds the short strings of the text read so far, each in an
+	// interface value (see intern).
+	short map[string]any
+	// members are the members of the objects being read (see object).
+	members []member
+}
+
+// Interning: a page of records repeats the same member names and short
+// values (room id, type, protocol) in every record, and allocating each
+// anew — the string, and the interface value holding it — was the largest
+// share of a parse. A string of at most internMax bytes is looked up
+// (without allocating) among those already read and shares their copy and
+// interface value; at most internCap distinct strings are kept, so a text of
+// distinct short strings costs one lookup each and bounded memory.
+const (
+	internMax = 24
+	internCap = 512
+)
+
+// intern returns string(b) as an interface value, shared with an equal
+// short string read before.
+func (p *parser) intern(b []byte) any {
+	if len(b) > internMax {
+		return string(b)
+	}
+	if v, ok := p.short[string(b)]; ok {
+		return v
+	}
+	s := string(b)
+	var v any = s
+	if p.short == nil {
+		p.short = make(map[string]any, 64)
+	}
+	if len(p.short) < internCap {
+		p.short[s] = v
+	}
+	return v
+}
+
+// segment is a JSON pointer segment: a member name, or an array index
+// (name "", index ≥ 0), formatted only when an error needs it.
+type segment struct {
+	name  string
+	index int
 }
 
 func (p *parser) pointer() string {
@@ -81,7 +126,11 @@ func (p *parser) pointer() string {
 	var b strings.Builder
 	for _, s := range p.path {
 		b.WriteByte('/')
-		b.WriteString(itext.EscapePointer(s))
+		if s.name == "" && s.index >= 0 {
+			b.WriteString(strconv.Itoa(s.index))
+		} else {
+			b.WriteString(itext.EscapePointer(s.name))
+		}
 	}
 	return b.String()
 }
@@ -111,7 +160,7 @@ func (p *parser) value(depth int) (any, error) {
 	case c == '[':
 		return p.array(depth + 1)
 	case c == '"':
-		return p.string()
+		return p.stringValue()
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number()
 	case c == 't':
@@ -141,12 +190,16 @@ func (p *parser) object(depth int) (any, error) {
 		return nil, p.fail(fmt.Sprintf("nesting deeper than %d", MaxJSONDepth))
 	}
 	p.pos++ // '{'
-	obj := map[string]any{}
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
-		return obj, nil
+		return map[string]any{}, nil
 	}
+	// The members are collected on p.members (a stack shared by the nested
+	// objects) and the map is made once at its final size: growing the
+	// map of an event (nine members) cost a second table.
+	base := len(p.members)
+	var seen map[string]bool // the names, once the object is large
 	for {
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
@@ -157,8 +210,8 @@ func (p *parser) object(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, dup := obj[key]; dup {
-			p.path = append(p.path, key)
+		if p.duplicate(base, key, &seen) {
+			p.path = append(p.path, segment{name: key, index: -1})
 			e := p.fail(fmt.Sprintf("duplicate member name %q", truncate(key, 80)))
 			e.Offset = keyStart
 			return nil, e
@@ -169,13 +222,13 @@ func (p *parser) object(depth int) (any, error) {
 		}
 		p.pos++
 		p.skipSpace()
-		p.path = append(p.path, key)
+		p.path = append(p.path, segment{name: key, index: -1})
 		v, err := p.value(depth)
 		if err != nil {
 			return nil, err
 		}
 		p.path = p.path[:len(p.path)-1]
-		obj[key] = v
+		p.members = append(p.members, member{key, v})
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return nil, p.fail("unexpected end of input in an object")
@@ -185,11 +238,53 @@ func (p *parser) object(depth int) (any, error) {
 			p.pos++
 		case '}':
 			p.pos++
+			obj := make(map[string]any, len(p.members)-base)
+			for _, m := range p.members[base:] {
+				obj[m.name] = m.value
+			}
+			clear(p.members[base:])
+			p.members = p.members[:base]
 			return obj, nil
 		default:
 			return nil, p.fail("expected ',' or '}' in an object")
 		}
 	}
+}
+
+// member is one object member read (parser.members).
+type member struct {
+	name  string
+	value any
+}
+
+// linearMembers is the size up to which duplicate reports whether a name
+// was read by comparing it with each member read: cheaper than a map for
+// the small objects of protocol documents; a larger object switches to one.
+const linearMembers = 16
+
+// duplicate reports whether the object whose members start at
+// p.members[base] already has a member name.
+func (p *parser) duplicate(base int, name string, seen *map[string]bool) bool {
+	read := p.members[base:]
+	if *seen == nil && len(read) < linearMembers {
+		for _, m := range read {
+			if m.name == name {
+				return true
+			}
+		}
+		return false
+	}
+	if *seen == nil {
+		*seen = make(map[string]bool, 2*len(read))
+		for _, m := range read {
+			(*seen)[m.name] = true
+		}
+	}
+	if (*seen)[name] {
+		return true
+	}
+	(*seen)[name] = true
+	return false
 }
 
 func (p *parser) array(depth int) (any, error) {
@@ -205,7 +300,7 @@ func (p *parser) array(depth int) (any, error) {
 	}
 	for i := 0; ; i++ {
 		p.skipSpace()
-		p.path = append(p.path, strconv.Itoa(i))
+		p.path = append(p.path, segment{index: i})
 		v, err := p.value(depth)
 		if err != nil {
 			return nil, err
@@ -230,6 +325,15 @@ func (p *parser) array(depth int) (any, error) {
 
 // string parses a JSON string starting at the opening quote.
 func (p *parser) string() (string, error) {
+	v, err := p.stringValue()
+	if err != nil {
+		return "", err
+	}
+	return v.(string), nil
+}
+
+// stringValue is string, returning the string as an interface value.
+func (p *parser) stringValue() (any, error) {
 	p.pos++ // opening quote
 	start := p.pos
 	// Fast path: no escapes, plain valid UTF-8.
@@ -241,7 +345,7 @@ func (p *parser) string() (string, error) {
 				return "", p.fail("string is not valid UTF-8")
 			}
 			p.pos++
-			return string(s), nil
+			return p.intern(s), nil
 		}
 		if c == '\\' || c < 0x20 {
 			break

@@ -3,6 +3,7 @@ package identity
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -86,5 +87,43 @@ func TestUnmarshalStrict(t *testing.T) {
 	}
 	if err := UnmarshalStrict([]byte(`{"A":7}`), &out); err != nil || out.A != 7 {
 		t.Fatalf("got %v, %v", out, err)
+	}
+}
+
+// TestParseStrictDuplicatesInLargeObjects: duplicate member names are found
+// at any position of an object past the size where the parser stops
+// comparing names one by one, and the members of nested objects do not
+// mix.
+func TestParseStrictDuplicatesInLargeObjects(t *testing.T) {
+	obj := func(n, dup int) string {
+		var b strings.Builder
+		b.WriteString(`{"outer":{`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"k%d":{"k%d":%d}`, i, i, i)
+		}
+		if dup >= 0 {
+			fmt.Fprintf(&b, `,"k%d":0`, dup)
+		}
+		b.WriteString(`},"k1":1}`)
+		return b.String()
+	}
+	for _, n := range []int{1, 15, 16, 17, 40} {
+		v, err := ParseStrict([]byte(obj(n, -1)))
+		if err != nil {
+			t.Fatalf("%d members: %v", n, err)
+		}
+		if got := len(v.(map[string]any)["outer"].(map[string]any)); got != n {
+			t.Fatalf("%d members: parsed %d", n, got)
+		}
+		for _, dup := range []int{0, n / 2, n - 1} {
+			_, err := ParseStrict([]byte(obj(n, dup)))
+			var je *JSONError
+			if !errors.As(err, &je) || je.Pointer != fmt.Sprintf("/outer/k%d", dup) || !strings.Contains(je.Reason, "duplicate member name") {
+				t.Fatalf("%d members, k%d twice: %v", n, dup, err)
+			}
+		}
 	}
 }

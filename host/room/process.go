@@ -208,6 +208,14 @@ func (p *Processor) Prepare(recs []*adp.Record) *Prepared {
 // always run to the end (a batch is at most a history page), so a
 // ProcessPrepared never waits for ever.
 func (p *Processor) PrepareAsync(recs []*adp.Record) *Prepared {
+	return p.PrepareAsyncJSON(recs, 0)
+}
+
+// PrepareAsyncJSON is PrepareAsync for a caller that stores no record at or
+// below jsonThrough (a catch-up leaving them out of its window): those get
+// every check but no canonical JSON (their Applied.RecordJSON is nil; a
+// caller that stores one after all serializes the record).
+func (p *Processor) PrepareAsyncJSON(recs []*adp.Record, jsonThrough int64) *Prepared {
 	n := (len(recs) + prepareChunk - 1) / prepareChunk
 	pr := &Prepared{recs: recs, errs: make([]error, len(recs)), raw: make([][]byte, len(recs)),
 		chunks: make([]chan struct{}, n), done: make(chan struct{})}
@@ -220,10 +228,11 @@ func (p *Processor) PrepareAsync(recs []*adp.Record) *Prepared {
 	}
 	var next, finished atomic.Int64
 	worker := func() {
+		var scratch []byte // the event bytes of records without JSON
 		for k := int(next.Add(1) - 1); k < n; k = int(next.Add(1) - 1) {
 			for i := k * prepareChunk; i < min((k+1)*prepareChunk, len(recs)); i++ {
 				if recs[i] != nil {
-					pr.raw[i], pr.errs[i] = check(recs[i])
+					pr.raw[i], pr.errs[i] = check(recs[i], recs[i].Seq > jsonThrough, &scratch)
 				}
 			}
 			close(pr.chunks[k])
@@ -366,7 +375,7 @@ func (p *Processor) precheck(recs []*adp.Record, last int64) ([]error, [][]byte)
 	}
 	parallel.For(len(idx), p.workers(), func(k int) {
 		i := idx[k]
-		raw[i], errs[i] = check(recs[i])
+		raw[i], errs[i] = check(recs[i], true, nil)
 	})
 	return errs, raw
 }
@@ -382,9 +391,11 @@ func (p *Processor) workers() int {
 // check runs the state-independent checks of one record: its shape and
 // hash, and (unless redacted) its envelope's hash and strict signature —
 // for the genesis record only its JSON: VerifyGenesis verifies it. It
-// returns the record's canonical JSON around the event bytes just hashed,
-// or the first error.
-func check(rec *adp.Record) ([]byte, error) {
+// returns the record's canonical JSON around the event bytes just hashed
+// (nil unless withJSON), or the first error. Without JSON, the event bytes
+// are written to *scratch, a buffer the caller reuses from record to
+// record.
+func check(rec *adp.Record, withJSON bool, scratch *[]byte) ([]byte, error) {
 	var event []byte
 	if rec.Seq > 1 {
 		if err := rec.Validate(); err != nil {
@@ -392,10 +403,19 @@ func check(rec *adp.Record) ([]byte, error) {
 		}
 		if rec.Envelope != nil {
 			var err error
-			if event, err = rec.Envelope.VerifyCanonical(); err != nil {
+			if withJSON {
+				event, err = rec.Envelope.VerifyCanonical()
+			} else {
+				event, err = rec.Envelope.VerifyAppend((*scratch)[:0])
+				*scratch = event
+			}
+			if err != nil {
 				return nil, prefix(err)
 			}
 		}
+	}
+	if !withJSON {
+		return nil, nil
 	}
 	raw, _ := rec.AppendCanonical(make([]byte, 0, len(event)+512), event)
 	return raw, nil

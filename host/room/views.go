@@ -2,6 +2,7 @@ package room
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"apconnect/host/identity"
@@ -204,7 +205,9 @@ func NewTimelineItem(rec *adp.Record, reg adp.Registry) TimelineItem {
 		it.Mentions = append(it.Mentions, ms...)
 	}
 	p, _ := ev.Payload.(map[string]any)
-	if raw, err := json.Marshal(p); err == nil {
+	if raw, ok := plainPayloadJSON(p); ok {
+		it.Payload = raw
+	} else if raw, err := json.Marshal(p); err == nil {
 		it.Payload = raw
 	}
 	if refs, ok := p["references"].([]any); ok {
@@ -226,6 +229,56 @@ func NewTimelineItem(rec *adp.Record, reg adp.Registry) TimelineItem {
 		}
 	}
 	return it
+}
+
+// plainPayloadJSON returns json.Marshal(p) for the common payload whose
+// members are all strings of printable ASCII that encoding/json writes
+// unchanged (no quote, backslash, control character or <, > and & that it
+// escapes): the keys sorted, each string between quotes. ok is false for
+// any other payload, which the caller marshals. Every record synced has its
+// payload serialized for its timeline item, and reflection cost more than
+// the writing (TestPlainPayloadJSONMatchesMarshal).
+func plainPayloadJSON(p map[string]any) (raw []byte, ok bool) {
+	if p == nil || len(p) > 16 {
+		return nil, false
+	}
+	var buf [16]string
+	keys := buf[:0]
+	n := 2
+	for k, v := range p {
+		s, isString := v.(string)
+		if !isString || !plainJSONString(k) || !plainJSONString(s) {
+			return nil, false
+		}
+		keys = append(keys, k)
+		n += len(k) + len(s) + 6
+	}
+	slices.Sort(keys)
+	b := make([]byte, 0, n)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, '"', ':', '"')
+		b = append(b, p[k].(string)...)
+		b = append(b, '"')
+	}
+	return append(b, '}'), true
+}
+
+// plainJSONString reports whether encoding/json writes s unescaped: printable
+// ASCII other than '"', '\\', '<', '>' and '&'.
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // str returns a string member of a payload.

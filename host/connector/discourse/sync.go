@@ -77,7 +77,7 @@ func (c *Module) syncRoom(ctx context.Context, h *hostState, key int64, roomID s
 	// core while the records before them are applied (fetchPages).
 	pctx, cancel := context.WithCancel(ctx)
 	pages := make(chan fetchedPage, 1)
-	go c.fetchPages(pctx, h, roomID, pos.SyncedSeq, pages)
+	go c.fetchPages(pctx, h, roomID, pos.SyncedSeq, skip.through(), pages)
 	defer func() {
 		// Nothing is read from the host once the sync returned.
 		cancel()
@@ -219,9 +219,11 @@ type fetchedPage struct {
 // the caller's in-order pass follows the workers record by record, and the
 // next page's checks start as soon as this page's ran, while the caller
 // still applies it. The checks run in page order, at most two pages ahead
-// of the page being applied (the one sent and waiting, and the next). It
-// returns, closing out, only once readPages returned.
-func (c *Module) fetchPages(ctx context.Context, h *hostState, roomID string, after int64, out chan<- fetchedPage) {
+// of the page being applied (the one sent and waiting, and the next). The
+// records at or below skipThrough, which the sync leaves out of the store,
+// get no canonical JSON (room.Processor.PrepareAsyncJSON). It returns,
+// closing out, only once readPages returned.
+func (c *Module) fetchPages(ctx context.Context, h *hostState, roomID string, after, skipThrough int64, out chan<- fetchedPage) {
 	defer close(out)
 	read := make(chan fetchedPage, 1)
 	go c.readPages(ctx, h, roomID, after, read)
@@ -234,7 +236,7 @@ func (c *Module) fetchPages(ctx context.Context, h *hostState, roomID string, af
 			return
 		}
 		if pg.err == nil {
-			pg.prep = h.proc.PrepareAsync(pg.recs)
+			pg.prep = h.proc.PrepareAsyncJSON(pg.recs, skipThrough)
 		}
 		select {
 		case out <- pg:
@@ -371,13 +373,11 @@ func (c *Module) applyPrepared(ctx context.Context, h *hostState, key int64, pre
 			return 0, nil, nil
 		}
 		now := c.NowMS()
-		batch, err := c.buildBatch(ctx, h, row, res, resync, now)
+		batch, err := c.buildBatch(ctx, h, row, res, resync, now, skip.through())
 		if err != nil {
 			return 0, nil, engine.Wrap(err)
 		}
-		if skip != nil {
-			batch.SkipThrough = skip.through
-		}
+		batch.SkipThrough = skip.through()
 		var inserted []string
 		err = c.Store.Write(ctx, func(tx *store.Tx) error {
 			br, err := tx.ApplyBatch(ctx, key, batch)
@@ -397,7 +397,7 @@ func (c *Module) applyPrepared(ctx context.Context, h *hostState, key int64, pre
 		if err != nil {
 			return 0, nil, engine.Wrap(err)
 		}
-		skip.keep(batch)
+		skip.keep(batch, res.Applied)
 		if batch.State != nil {
 			c.cache.put(key, batch.State.SyncedSeq, batch.State.SyncedHash, res.State)
 			if batch.State.SelfState != row.SelfState {
@@ -416,24 +416,25 @@ func (c *Module) applyPrepared(ctx context.Context, h *hostState, key int64, pre
 	return 0, nil, &engine.Error{Code: engine.CodeInternal, Message: "room kept moving while records were verified; try again"}
 }
 
-// buildBatch turns a Process result into a store batch.
-func (c *Module) buildBatch(ctx context.Context, h *hostState, row *store.Room, res *room.Result, resync bool, now int64) (*store.Batch, error) {
-	b := &store.Batch{ExpectSeq: row.SyncedSeq, ExpectHash: row.SyncedHash, Resync: resync, Now: now}
+// buildBatch turns a Process result into a store batch. The events of
+// records at or below skipThrough, which the store leaves out (a
+// catch-up's windowSkip), get no JSON: windowSkip makes it only for those
+// it stores after all (restoreSkipped).
+func (c *Module) buildBatch(ctx context.Context, h *hostState, row *store.Room, res *room.Result, resync bool, now, skipThrough int64) (*store.Batch, error) {
+	b := &store.Batch{ExpectSeq: row.SyncedSeq, ExpectHash: row.SyncedHash, Resync: resync, Now: now,
+		Events: make([]store.Event, 0, len(res.Applied))}
 	var inbox []room.InboxItem
-	for _, a := range res.Applied {
-		recJSON := a.RecordJSON
-		if recJSON == nil {
+	for i := range res.Applied {
+		a := &res.Applied[i]
+		e := store.Event{Seq: a.Record.Seq, Hash: a.Record.Hash, EventID: a.Record.EnvelopeHash(),
+			Type: a.Record.Type(), Actor: a.Record.Actor(), HeadSeq: a.Head.Seq, HeadHash: a.Head.Hash}
+		if e.Seq > skipThrough {
 			var err error
-			if recJSON, err = json.Marshal(a.Record); err != nil {
+			if e.Record, e.Item, err = eventJSON(a); err != nil {
 				return nil, err
 			}
 		}
-		itemJSON, err := json.Marshal(a.Item)
-		if err != nil {
-			return nil, err
-		}
-		b.Events = append(b.Events, store.Event{Seq: a.Record.Seq, Hash: a.Record.Hash, EventID: a.Record.EnvelopeHash(),
-			Type: a.Record.Type(), Actor: a.Record.Actor(), HeadSeq: a.Head.Seq, HeadHash: a.Head.Hash, Record: recJSON, Item: itemJSON})
+		b.Events = append(b.Events, e)
 		inbox = append(inbox, a.Inbox...)
 	}
 	if res.State.Room != nil && len(res.Applied) > 0 {
@@ -480,6 +481,21 @@ func (c *Module) buildBatch(ctx context.Context, h *hostState, row *store.Room, 
 		b.Failure = &store.Failure{Seq: f.Seq, Code: f.Code, Message: f.Message, At: now}
 	}
 	return b, nil
+}
+
+// eventJSON returns the record and timeline item JSON the store keeps of an
+// applied record.
+func eventJSON(a *room.Applied) (record, item []byte, err error) {
+	record = a.RecordJSON
+	if record == nil {
+		if record, err = json.Marshal(a.Record); err != nil {
+			return nil, nil, err
+		}
+	}
+	if item, err = json.Marshal(a.Item); err != nil {
+		return nil, nil, err
+	}
+	return record, item, nil
 }
 
 // afterApply makes the local changes applied records cause beyond the
@@ -542,11 +558,22 @@ const maxSkipWindow = 5000
 // sync ends early (a verification failure, an error, the per-call bound)
 // those still inside the window are stored after all (restoreSkipped).
 type windowSkip struct {
-	through int64 // records at or below are not stored
-	window  int64
-	synced  int64            // the last position applied
-	events  []store.Event    // the newest skipped records, ascending, at most window
-	hashes  map[int64]string // seq → record hash of events
+	skipThrough int64 // records at or below are not stored
+	window      int64
+	synced      int64            // the last position applied
+	events      []skippedEvent   // the newest skipped records, at most window, from first (add)
+	first       int              // the index of the oldest in events
+	hashes      map[int64]string // seq → record hash of events
+}
+
+// skippedEvent is a record a catch-up left out of the store: its event
+// without the record and item JSON, which are made from the applied record
+// only if it is stored after all (most never are: serializing every
+// skipped record's item was a tenth of a catch-up's CPU beyond the
+// signature checks).
+type skippedEvent struct {
+	event   store.Event
+	applied room.Applied
 }
 
 // catchUpSkip returns the skip of a sync from pos, or nil when every record
@@ -558,7 +585,16 @@ func (c *Module) catchUpSkip(pos *store.RoomPosition) *windowSkip {
 	if through <= pos.SyncedSeq || window > maxSkipWindow || len(c.watchers) > 0 {
 		return nil
 	}
-	return &windowSkip{through: through, window: window, synced: pos.SyncedSeq, hashes: map[int64]string{}}
+	return &windowSkip{skipThrough: through, window: window, synced: pos.SyncedSeq, hashes: map[int64]string{}}
+}
+
+// through returns the seq at or below which records are not stored (0 for
+// none).
+func (w *windowSkip) through() int64 {
+	if w == nil {
+		return 0
+	}
+	return w.skipThrough
 }
 
 // hash returns the hash of a skipped record still held.
@@ -570,42 +606,75 @@ func (w *windowSkip) hash(seq int64) (string, bool) {
 	return h, ok
 }
 
-// keep records a stored batch: its skipped events, the newest window of
-// them.
-func (w *windowSkip) keep(b *store.Batch) {
+// keep records a stored batch, built from applied (an event per record):
+// its skipped events, the newest window of them.
+func (w *windowSkip) keep(b *store.Batch, applied []room.Applied) {
 	if w == nil {
 		return
 	}
 	if b.State != nil {
 		w.synced = b.State.SyncedSeq
 	}
-	for _, e := range b.Events {
-		if e.Seq <= w.through {
-			w.events = append(w.events, e)
-			w.hashes[e.Seq] = e.Hash
+	for i := range b.Events {
+		if e := &b.Events[i]; e.Seq <= w.skipThrough {
+			w.add(e, &applied[i])
 		}
 	}
-	if over := len(w.events) - int(w.window); over > 0 {
-		for _, e := range w.events[:over] {
-			delete(w.hashes, e.Seq)
-		}
-		n := copy(w.events, w.events[over:])
-		clear(w.events[n:])
-		w.events = w.events[:n]
+}
+
+// add keeps a skipped record, replacing the oldest kept once a window of
+// them is kept: w.events is a ring (first is the oldest) so that a batch
+// costs no moving of the records kept.
+func (w *windowSkip) add(e *store.Event, a *room.Applied) {
+	if w.window <= 0 {
+		return // nothing kept (the store's window is never empty)
 	}
+	var slot *skippedEvent
+	if len(w.events) < int(w.window) {
+		if w.events == nil {
+			w.events = make([]skippedEvent, 0, w.window) // at most maxSkipWindow
+		}
+		w.events = append(w.events, skippedEvent{})
+		slot = &w.events[len(w.events)-1]
+	} else {
+		slot = &w.events[w.first]
+		delete(w.hashes, slot.event.Seq)
+		w.first = (w.first + 1) % len(w.events)
+	}
+	slot.event, slot.applied = *e, *a
+	slot.applied.Inbox = nil // stored with the batch; not needed again
+	w.hashes[e.Seq] = e.Hash
+}
+
+// kept returns the i-th oldest skipped record kept.
+func (w *windowSkip) kept(i int) *skippedEvent {
+	return &w.events[(w.first+i)%len(w.events)]
 }
 
 // restoreSkipped stores the skipped records that are inside the window of
 // the position the sync ended at: none when it went a window past them (the
 // usual end of a catch-up).
 func (c *Module) restoreSkipped(ctx context.Context, key int64, w *windowSkip) {
-	if len(w.events) == 0 || w.synced >= w.events[len(w.events)-1].Seq+w.window {
+	if len(w.events) == 0 || w.synced >= w.kept(len(w.events)-1).event.Seq+w.window {
 		return
+	}
+	events := make([]store.Event, len(w.events))
+	for i := range w.events {
+		k := w.kept(i)
+		e := k.event
+		if e.Record == nil {
+			var err error
+			if e.Record, e.Item, err = eventJSON(&k.applied); err != nil {
+				c.Log.Warn("catch-up ended early; the records it left out of the window could not be stored", "room", key, "err", err)
+				return
+			}
+		}
+		events[i] = e
 	}
 	var n int
 	err := c.Store.Write(ctx, func(tx *store.Tx) error {
 		var err error
-		n, err = tx.RestoreWindow(ctx, key, w.events)
+		n, err = tx.RestoreWindow(ctx, key, events)
 		return err
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"apconnect/host/connector"
 	"apconnect/host/connector/discourse"
 	"apconnect/host/connector/internal/connectortest"
+	"apconnect/host/proto/adp"
 )
 
 // A catch-up more than a window behind the host leaves the records it
@@ -27,9 +28,17 @@ func TestCatchUpKeepsTheWindow(t *testing.T) {
 	window := func(t *testing.T, bob *agent) []int64 {
 		t.Helper()
 		tl := must[*discourse.RoomTimelineResult](t, "agent_protocols_room_timeline")(bob.RoomTimeline(ctx, bob.sess,
-			discourse.RoomTimelineInput{RoomID: roomID, Limit: 200}))
+			discourse.RoomTimelineInput{RoomID: roomID, Limit: 200, IncludeRecords: true}))
 		var seqs []int64
 		for _, it := range tl.Items {
+			// The items and records put back into the window are whole.
+			if want := fmt.Sprint("m", it.Seq-2); it.Content != want {
+				t.Fatalf("item %d: content %v, want %s", it.Seq, it.Content, want)
+			}
+			rec, err := adp.ParseRecord(it.Record)
+			if err != nil || rec.Seq != it.Seq || rec.Envelope.Verify() != nil {
+				t.Fatalf("item %d: record %s (%v)", it.Seq, it.Record, err)
+			}
 			seqs = append(seqs, it.Seq)
 		}
 		return seqs

@@ -199,7 +199,7 @@ func (r *Room) checkFrame(ev *identity.Event) error {
 // CheckBase: anchors at the latest record and at the head are answered from
 // the room state, any other through opt.Records.
 func (r *Room) checkBase(class Class, ev *identity.Event, opt CheckOptions) error {
-	base := *FieldsOf(ev).Base // present: checkFrame ran CheckEventFields
+	base, _ := baseOf(ev) // present: checkFrame ran CheckEventFields
 	anchor := func(seq int64) (string, bool) {
 		if seq == r.Last.Seq {
 			return r.Last.Hash, true

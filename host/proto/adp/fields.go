@@ -59,23 +59,18 @@ type Fields struct {
 func FieldsOf(ev *identity.Event) Fields {
 	var f Fields
 	f.RoomID, _ = ev.Fields[FieldRoomID].(string)
+	if base, ok := baseOf(ev); ok {
+		f.Base = &base
+	}
+	f.Mentions = MentionsOf(ev)
+	return f
+}
+
+// baseOf returns an event's base (FieldsOf's Base, without allocating it).
+func baseOf(ev *identity.Event) (Link, bool) {
 	seq, okSeq := identity.IntValue(ev.Fields[FieldBaseSeq])
 	hash, okHash := ev.Fields[FieldBaseHash].(string)
-	if okSeq && okHash {
-		f.Base = &Link{Seq: seq, Hash: hash}
-	}
-	switch ms := ev.Fields[FieldMentions].(type) {
-	case []string:
-		f.Mentions = ms
-	case []any:
-		f.Mentions = make([]string, 0, len(ms))
-		for _, m := range ms {
-			if s, ok := m.(string); ok {
-				f.Mentions = append(f.Mentions, s)
-			}
-		}
-	}
-	return f
+	return Link{Seq: seq, Hash: hash}, okSeq && okHash
 }
 
 // RoomOf returns an event's room_id ("" when it has none).
@@ -84,8 +79,23 @@ func RoomOf(ev *identity.Event) string {
 	return s
 }
 
-// MentionsOf returns an event's mentions (nil when it has none).
-func MentionsOf(ev *identity.Event) []string { return FieldsOf(ev).Mentions }
+// MentionsOf returns an event's mentions (nil when it has none): the
+// Mentions of FieldsOf, without reading the other fields.
+func MentionsOf(ev *identity.Event) []string {
+	switch ms := ev.Fields[FieldMentions].(type) {
+	case []string:
+		return ms
+	case []any:
+		out := make([]string, 0, len(ms))
+		for _, m := range ms {
+			if s, ok := m.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
 
 // Set writes f into ev's fields, leaving out the absent members.
 func (f Fields) Set(ev *identity.Event) { ev.Fields = f.Map() }

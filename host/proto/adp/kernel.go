@@ -47,6 +47,10 @@ type kernelSchema struct {
 	mu       sync.Mutex
 	compiler *jsonschema.Compiler
 	extra    map[string]*jsonschema.Schema
+
+	// fast are plain-Go validators of some definitions (kernel_fast.go),
+	// set with defs.
+	fast map[string]func(any) bool
 }
 
 var (
@@ -80,6 +84,7 @@ func (k *kernelSchema) compile() (map[string]*jsonschema.Schema, error) {
 			defs[name] = sch
 		}
 		k.defs = defs
+		k.fast = fastValidators(doc)
 		k.compiler = c
 		k.extra = map[string]*jsonschema.Schema{}
 	})
@@ -168,6 +173,9 @@ func validateAgainst(k *kernelSchema, def string, v any, code, pointer string) e
 	sch, err := k.def(def)
 	if err != nil {
 		return err
+	}
+	if f := k.fast[def]; f != nil && f(v) {
+		return nil // certainly valid; anything else is the schema's to judge
 	}
 	if err := sch.Validate(v); err != nil {
 		list := validationFieldErrors(err)

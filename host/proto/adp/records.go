@@ -27,7 +27,50 @@ type Record struct {
 	// schema allows them). They are preserved on output, never hashed and
 	// never trusted.
 	Extra map[string]any
+
+	// valid is what Validate found valid when the record was built
+	// (RecordFromValue, NewRecord); zero when it was not. A value, not a
+	// pointer: one allocation less per record parsed.
+	valid validated
 }
+
+// validated is a copy of every value Validate reads, taken when a record
+// was built and had just passed it. Validate runs several times on each
+// record a connector syncs (parsing the page, the parallel checks, Apply's
+// link check); on a record whose values all still equal the copy it
+// returns at once instead of decoding its hashes and recomputing the
+// record hash, a pure function of those same values. A record changed in
+// any of them is validated from scratch. The copy is only ever made by this
+// package, from a Validate that passed: nothing read from the wire can
+// supply one.
+type validated struct {
+	ok                        bool // set by remember
+	roomID, preHash, hash     string
+	seq, acceptedAt           int64
+	env                       *identity.Envelope
+	red                       *Redaction
+	redHash, redType          string
+	envHash, protocol, evType string
+	evRoom                    string
+}
+
+// snapshot returns the values Validate reads.
+func (r *Record) snapshot() validated {
+	v := validated{ok: true, roomID: r.RoomID, preHash: r.PreHash, hash: r.Hash, seq: r.Seq, acceptedAt: r.AcceptedAt,
+		env: r.Envelope, red: r.Redaction}
+	if r.Redaction != nil {
+		v.redHash, v.redType = r.Redaction.Hash, r.Redaction.Type
+	}
+	if r.Envelope != nil {
+		ev := &r.Envelope.Event
+		v.envHash, v.protocol, v.evType, v.evRoom = r.Envelope.Hash, ev.Protocol, ev.Type, RoomOf(ev)
+	}
+	return v
+}
+
+// remember records that r just passed Validate (see validated). Only for a
+// record no other goroutine holds yet.
+func (r *Record) remember() { r.valid = r.snapshot() }
 
 // Redaction is a redacted envelope (14.1): the event ID and type survive so
 // the chain still verifies and the record's freshness class stays known.
@@ -45,6 +88,15 @@ var recordFields = map[string]bool{
 // base64url(SHA3-256(JCS({room_id, seq, pre_hash, envelope_hash, accepted_at}))),
 // with pre_hash null when preHash is "".
 func RecordHash(roomID string, seq int64, preHash, envelopeHash string, acceptedAt int64) (string, error) {
+	sum, err := recordHashSum(roomID, seq, preHash, envelopeHash, acceptedAt)
+	if err != nil {
+		return "", err
+	}
+	return identity.EncodeBase64URL(sum[:]), nil
+}
+
+// recordHashSum is RecordHash before the base64url encoding.
+func recordHashSum(roomID string, seq int64, preHash, envelopeHash string, acceptedAt int64) ([32]byte, error) {
 	// The five members in JCS order, written directly: this runs for every
 	// record verified (several times per record on a sync), and a map built
 	// and sorted each time cost more than the SHA3 (TestRecordHashMatchesMap
@@ -67,11 +119,10 @@ func RecordHash(roomID string, seq int64, preHash, envelopeHash string, accepted
 		b, err = identity.AppendCanonicalInt(b, seq)
 	}
 	if err != nil {
-		return "", newError(CodeInvalidRecord, "", "cannot canonicalize the record hash payload: %v", err)
+		return [32]byte{}, newError(CodeInvalidRecord, "", "cannot canonicalize the record hash payload: %v", err)
 	}
 	b = append(b, '}')
-	sum := sha3.Sum256(b)
-	return identity.EncodeBase64URL(sum[:]), nil
+	return sha3.Sum256(b), nil
 }
 
 // NewRecord builds the record a host assigns to an accepted envelope,
@@ -87,6 +138,7 @@ func NewRecord(roomID string, prev Link, acceptedAt int64, env *identity.Envelop
 	if err := rec.Validate(); err != nil {
 		return nil, err
 	}
+	rec.remember()
 	return rec, nil
 }
 
@@ -165,6 +217,9 @@ func (r *Record) Redact() (*Record, error) {
 // redactable type. It does not verify the envelope's hash or signature; call
 // Envelope.Verify for that.
 func (r *Record) Validate() error {
+	if r.valid.ok && r.valid == r.snapshot() {
+		return nil // passed when the record was built, and unchanged since
+	}
 	if !ValidRoomID(r.RoomID) {
 		return newError(CodeInvalidRecord, "/room_id", "room_id must match ^[A-Za-z0-9_-]{1,64}$")
 	}
@@ -215,11 +270,11 @@ func (r *Record) Validate() error {
 			return newError(CodeInvalidRecord, "/envelope/event/room_id", "event room_id differs from the record's room_id")
 		}
 	}
-	h, err := r.ComputeHash()
+	sum, err := recordHashSum(r.RoomID, r.Seq, r.PreHash, r.EnvelopeHash(), r.AcceptedAt)
 	if err != nil {
 		return err
 	}
-	if h != r.Hash {
+	if !identity.EqualBase64URL(sum[:], r.Hash) {
 		return newError(CodeInvalidRecord, "/hash", "record hash does not match its fields")
 	}
 	return nil
@@ -227,11 +282,7 @@ func (r *Record) Validate() error {
 
 // validHash reports whether s is a canonical base64url encoding of 32 bytes.
 func validHash(s string) bool {
-	if len(s) != 43 {
-		return false
-	}
-	_, err := identity.DecodeBase64URLLen(s, 32)
-	return err == nil
+	return len(s) == 43 && identity.ValidBase64URLLen(s, 32)
 }
 
 // Value returns the record as a JSON object value in the wire shape.
@@ -318,7 +369,17 @@ func ParseRecord(data []byte) (*Record, error) {
 // i-th record and error are those of values[i], located at pointer(i).
 func RecordsFromValues(values []any, pointer func(i int) string) ([]*Record, []error) {
 	recs, errs := make([]*Record, len(values)), make([]error, len(values))
-	parallel(len(values), func(i int) { recs[i], errs[i] = RecordFromValue(values[i], pointer(i)) })
+	parallel(len(values), func(i int) {
+		// pointer only locates errors, and RecordFromValue builds the
+		// pointers of the members it reads (concatenated strings) before it
+		// knows whether they fail: a record is read at the root first, and
+		// only one that fails is read again at its pointer, which gives the
+		// error it would have given the first time (the result of a value
+		// does not depend on its pointer).
+		if recs[i], errs[i] = RecordFromValue(values[i], ""); errs[i] != nil {
+			recs[i], errs[i] = RecordFromValue(values[i], pointer(i))
+		}
+	})
 	return recs, errs
 }
 
@@ -383,12 +444,16 @@ func RecordFromValue(v any, pointer string) (*Record, error) {
 		}
 		r.Envelope = env
 	}
-	for k, val := range obj {
-		if !recordFields[k] {
-			if r.Extra == nil {
-				r.Extra = map[string]any{}
+	// The six members read are all present: only a record with more has
+	// extra members.
+	if len(obj) > len(recordFields) {
+		for k, val := range obj {
+			if !recordFields[k] {
+				if r.Extra == nil {
+					r.Extra = map[string]any{}
+				}
+				r.Extra[k] = val
 			}
-			r.Extra[k] = val
 		}
 	}
 	if err := r.Validate(); err != nil {
@@ -398,6 +463,7 @@ func RecordFromValue(v any, pointer string) (*Record, error) {
 		}
 		return nil, e
 	}
+	r.remember()
 	return &r, nil
 }
 

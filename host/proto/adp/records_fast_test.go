@@ -95,3 +95,119 @@ func TestRecordAppendCanonical(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateAfterChange: a record built by RecordFromValue (which
+// remembers that it passed Validate) and then changed in any value Validate
+// reads is validated from scratch and refused as a fresh record with the
+// same change would be.
+func TestValidateAfterChange(t *testing.T) {
+	f := newFixture(t, nil)
+	f.at(tStart).must("creator", TypeMessageCreate, obj{"content_type": "text/plain", "content": "hello"})
+	src := f.records[len(f.records)-1]
+	data, err := src.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"
+	changes := map[string]func(r *Record){
+		"room_id":     func(r *Record) { r.RoomID = "other-room" },
+		"seq":         func(r *Record) { r.Seq++ },
+		"pre_hash":    func(r *Record) { r.PreHash = other },
+		"hash":        func(r *Record) { r.Hash = other },
+		"bad hash":    func(r *Record) { r.Hash = "x" },
+		"accepted_at": func(r *Record) { r.AcceptedAt++ },
+		"env hash":    func(r *Record) { r.Envelope.Hash = other },
+		"protocol":    func(r *Record) { r.Envelope.Event.Protocol = "x" },
+		"type":        func(r *Record) { r.Envelope.Event.Type = TypeJoinRequest },
+		"event room":  func(r *Record) { r.Envelope.Event.Fields[FieldRoomID] = "other-room" },
+		"new env": func(r *Record) {
+			e := *r.Envelope
+			e.Hash = other
+			r.Envelope = &e
+		},
+		"no envelope": func(r *Record) { r.Envelope = nil },
+		"redaction":   func(r *Record) { r.Redaction = &Redaction{Hash: r.Envelope.Hash, Type: TypeMessageCreate} },
+	}
+	for name, change := range changes {
+		rec, err := ParseRecord(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rec.valid.ok || rec.Validate() != nil {
+			t.Fatalf("%s: parsed record not remembered as valid", name)
+		}
+		change(rec)
+		fresh := *rec
+		fresh.valid = validated{}
+		want := fresh.Validate()
+		if want == nil {
+			t.Fatalf("%s: the change is valid", name)
+		}
+		if got := rec.Validate(); got == nil || got.Error() != want.Error() {
+			t.Errorf("%s: Validate = %v, want %v", name, got, want)
+		}
+	}
+	// A redacted record, remembered, and its redaction changed.
+	red, err := src.Redact()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdata, _ := red.MarshalJSON()
+	for name, change := range map[string]func(r *Record){
+		"redaction hash": func(r *Record) { r.Redaction.Hash = other },
+		"redaction type": func(r *Record) { r.Redaction.Type = TypeRoomUpdate },
+	} {
+		rec, err := ParseRecord(rdata)
+		if err != nil || !rec.valid.ok {
+			t.Fatal(err)
+		}
+		change(rec)
+		if rec.Validate() == nil {
+			t.Errorf("%s: changed redacted record validates", name)
+		}
+	}
+}
+
+// TestRecordsFromValuesPointers: a failing record of a list gets the error
+// RecordFromValue gives it at its own pointer, whatever member fails.
+func TestRecordsFromValuesPointers(t *testing.T) {
+	f := newFixture(t, nil)
+	f.at(tStart).must("creator", TypeMessageCreate, obj{"content_type": "text/plain", "content": "hello"})
+	rec := f.records[len(f.records)-1]
+	data, err := rec.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := func() map[string]any {
+		v, err := identity.ParseStrict(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.(map[string]any)
+	}
+	env := func(m map[string]any) map[string]any { return m["envelope"].(map[string]any) }
+	breaks := []func(m map[string]any){
+		func(m map[string]any) { m["seq"] = "x" },
+		func(m map[string]any) { m["hash"] = "x" },
+		func(m map[string]any) { delete(env(m), "signature") },
+		func(m map[string]any) { env(m)["event"].(map[string]any)["actor"] = "did:agent:x" },
+		func(m map[string]any) { env(m)["event"].(map[string]any)["base_seq"] = "x" },
+		func(m map[string]any) { env(m)["extra"] = 1 },
+	}
+	pointer := func(i int) string { return "/result/" + string(rune('0'+i)) }
+	for n, brk := range breaks {
+		values := []any{value(), value(), value()}
+		brk(values[1].(map[string]any))
+		recs, errs := RecordsFromValues(values, pointer)
+		_, want := RecordFromValue(values[1], pointer(1))
+		if errs[0] != nil || errs[2] != nil || recs[0] == nil || recs[2] == nil {
+			t.Fatalf("break %d: the good records failed: %v %v", n, errs[0], errs[2])
+		}
+		if want == nil || errs[1] == nil || errs[1].Error() != want.Error() || recs[1] != nil {
+			t.Fatalf("break %d: %v, want %v", n, errs[1], want)
+		}
+		if e := AsError(errs[1]); e == nil || len(e.Pointer) < 9 || e.Pointer[:9] != "/result/1" {
+			t.Fatalf("break %d: pointer of %v", n, errs[1])
+		}
+	}
+}
