@@ -16,6 +16,7 @@ import (
 
 	"apconnect/host/identity"
 	"apconnect/host/internal/logthrottle"
+	"apconnect/host/internal/readall"
 )
 
 // newService checks the origin and prepares the HTTP client: a copy of hc
@@ -384,27 +385,12 @@ func readBoundedInto(buf *bytes.Buffer, r io.Reader, limit, size int64) ([]byte,
 		}
 		return checkBounded(buf.Bytes(), limit)
 	}
-	if size <= 0 || size > limit {
-		size = 512
+	if size > limit {
+		size = -1 // cut at limit anyway; read as it arrives
 	}
-	// One buffer of the announced length (and a byte more, to see the end
-	// without growing): io.ReadAll starts at 512 bytes and copies as it
-	// grows. A body longer than announced grows it as usual; an
-	// announcement past maxPrealloc is believed only as data arrives.
-	size = min(size, maxPrealloc)
-	data := make([]byte, 0, size+1)
-	for {
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
-		n, err := lr.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	data, err := readall.Sized(lr, size)
+	if err != nil {
+		return nil, err
 	}
 	return checkBounded(data, limit)
 }
@@ -416,9 +402,6 @@ func checkBounded(data []byte, limit int64) ([]byte, error) {
 	}
 	return data, nil
 }
-
-// maxPrealloc bounds what readBounded allocates before the bytes arrive.
-const maxPrealloc = 1 << 20
 
 // serviceError builds the *Error of a non-2xx response. readErr is
 // ErrResponseTooLarge when the body was cut.

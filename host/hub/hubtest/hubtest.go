@@ -22,6 +22,7 @@ import (
 
 	"apconnect/host/hub"
 	"apconnect/host/hub/tlsca"
+	"apconnect/host/internal/readall"
 )
 
 // Hub is a started hub with a client that trusts it.
@@ -199,24 +200,12 @@ func (h *Hub) Do(method, path string, body any, header http.Header) *Response {
 		return failed
 	}
 	defer resp.Body.Close()
-	b, err := readBody(resp)
+	b, err := readall.Sized(resp.Body, resp.ContentLength)
 	if err != nil {
 		h.t.Errorf("hubtest: read %s %s: %v", method, path, err)
 		return failed
 	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
-}
-
-// readBody reads a response body into a buffer of its declared length
-// when it has one (io.ReadAll starts at 512 bytes and grows).
-func readBody(resp *http.Response) ([]byte, error) {
-	if resp.ContentLength <= 0 || resp.ContentLength > 1<<20 {
-		return io.ReadAll(resp.Body)
-	}
-	var buf bytes.Buffer
-	buf.Grow(int(resp.ContentLength) + bytes.MinRead)
-	_, err := buf.ReadFrom(resp.Body)
-	return buf.Bytes(), err
 }
 
 // Bearer returns a header carrying "Authorization: Bearer token".

@@ -3,11 +3,11 @@ package hubhttp
 import (
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 
 	"apconnect/host/identity"
+	"apconnect/host/internal/readall"
 	"apconnect/host/text"
 )
 
@@ -21,7 +21,7 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	if r.ContentLength > limit {
 		return nil, tooLarge(limit)
 	}
-	body, err := readAll(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
+	body, err := readall.Sized(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -49,33 +49,6 @@ func ReadStrictJSON(w http.ResponseWriter, r *http.Request, limit int64) (any, e
 		return nil, Errorf(identity.CodeInvalidRequest, "invalid JSON body: %v", err)
 	}
 	return v, nil
-}
-
-// readAll is io.ReadAll into a buffer sized for a body of the declared
-// length (the usual case: one allocation, no copies as it grows); a body
-// of unknown length, or one longer than declared, is read as io.ReadAll
-// reads it.
-func readAll(rd io.Reader, declared int64) ([]byte, error) {
-	if declared <= 0 || declared > 1<<20 {
-		return io.ReadAll(rd)
-	}
-	// One byte more than declared, so that the end of the body is seen
-	// without growing the buffer.
-	b := make([]byte, 0, declared+1)
-	for {
-		n, err := rd.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-		if len(b) == cap(b) {
-			rest, err := io.ReadAll(rd)
-			return append(b, rest...), err
-		}
-	}
 }
 
 func tooLarge(limit int64) *Error {

@@ -3,10 +3,7 @@ package hubhttp
 import (
 	"bytes"
 	"encoding/json"
-	"io"
-	"strings"
 	"testing"
-	"testing/iotest"
 )
 
 // compactJSON writes what json.Compact writes, and returns a compact text
@@ -32,27 +29,5 @@ func TestCompactJSON(t *testing.T) {
 	b := []byte(`{"a":"x y","b":[1,2]}`)
 	if got, _ := compactJSON(b); &got[0] != &b[0] {
 		t.Error("a compact text was copied")
-	}
-}
-
-// readAll reads the whole body whether its declared length is right,
-// short, long or unknown, and whatever the reader's chunks.
-func TestReadAll(t *testing.T) {
-	body := strings.Repeat("0123456789", 50)
-	for _, declared := range []int64{-1, 0, 1, 100, 499, 500, 501, 4096, 2 << 20} {
-		for _, r := range []func(io.Reader) io.Reader{
-			func(r io.Reader) io.Reader { return r },
-			iotest.OneByteReader,
-			iotest.DataErrReader,
-			iotest.HalfReader,
-		} {
-			got, err := readAll(r(strings.NewReader(body)), declared)
-			if err != nil || string(got) != body {
-				t.Fatalf("declared %d: %d bytes, %v", declared, len(got), err)
-			}
-		}
-	}
-	if _, err := readAll(iotest.TimeoutReader(strings.NewReader(body)), 500); err == nil {
-		t.Fatal("a read error was lost")
 	}
 }
