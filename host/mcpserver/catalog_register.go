@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"apconnect/host/engine"
 	"apconnect/host/toolcatalog"
 )
 
@@ -50,7 +51,9 @@ func AddCatalogTool(s *mcp.Server, name string, h ToolHandler) error {
 			if errors.As(err, &ve) {
 				return ErrorResult(ve.Code(), ve.Error(), ve.Data()), nil
 			}
-			return ErrorResult(toolcatalog.ErrCodeInvalidInput, err.Error(), nil), nil
+			// Only a schema that does not compile gets here: a catalog bug
+			// (the catalog's tests compile every schema), not the caller's.
+			return ErrorResult(engine.CodeInternal, err.Error(), nil), nil
 		}
 		if t := strings.TrimSpace(string(raw)); t == "" || t == "null" {
 			raw = json.RawMessage("{}")

@@ -15,3 +15,17 @@ func BenchmarkLoadCatalog(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCompileCatalog is what the first use of every schema costs in
+// all: compiling each of them, which loading no longer does.
+func BenchmarkCompileCatalog(b *testing.B) {
+	for b.Loop() {
+		cat, err := loadCatalog(schemas.Tools())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cat.compileAll(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

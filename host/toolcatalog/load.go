@@ -81,7 +81,7 @@ type fileHints struct {
 	OpenWorldHint   *bool `json:"openWorldHint"`
 }
 
-// catalogTool is one loaded, bundled and compiled tool.
+// catalogTool is one loaded, bundled and checked tool.
 type catalogTool struct {
 	name        string
 	title       string
@@ -105,8 +105,9 @@ type loadedCatalog struct {
 }
 
 // loadCatalog reads every tool file of fsys (the schemas/tools directory),
-// bundles the shared definitions into each schema, checks the catalog rules
-// and compiles the schemas. Any violation is an error naming the file.
+// bundles the shared definitions into each schema and checks the catalog
+// rules. Any violation is an error naming the file. The schemas compile on
+// first use (Schema.compiled); compileAll compiles them all now.
 func loadCatalog(fsys fs.FS) (*loadedCatalog, error) {
 	defsData, err := fs.ReadFile(fsys, defsFile)
 	if err != nil {
@@ -121,7 +122,6 @@ func loadCatalog(fsys fs.FS) (*loadedCatalog, error) {
 		return nil, err
 	}
 	cat := &loadedCatalog{byName: make(map[string]*catalogTool)}
-	c := newCompiler()
 	for _, e := range entries {
 		name := e.Name()
 		if name == defsFile {
@@ -134,7 +134,7 @@ func loadCatalog(fsys fs.FS) (*loadedCatalog, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := loadTool(b, c, name, data)
+		t, err := loadTool(b, name, data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -151,7 +151,21 @@ func loadCatalog(fsys fs.FS) (*loadedCatalog, error) {
 	return cat, nil
 }
 
-func loadTool(b *bundler, c *jsonschema.Compiler, fileName string, data []byte) (*catalogTool, error) {
+// compileAll compiles every schema of the catalog now and returns the
+// first that does not compile. The tests run it on the embedded catalog, so
+// a schema that would fail at its first use never ships.
+func (c *loadedCatalog) compileAll() error {
+	for _, t := range c.tools {
+		for _, s := range []*Schema{t.inSchema, t.outSchema} {
+			if _, err := s.compiled(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func loadTool(b *bundler, fileName string, data []byte) (*catalogTool, error) {
 	// Strict I-JSON first: duplicate members would otherwise be silently
 	// resolved one way here and perhaps another way by a reader of the file.
 	if _, err := identity.ParseStrict(data); err != nil {
@@ -212,12 +226,8 @@ func loadTool(b *bundler, c *jsonschema.Compiler, fileName string, data []byte) 
 	if t.output, err = encodeCompact(out); err != nil {
 		return nil, err
 	}
-	if t.inSchema, err = compileSchema(c, f.Name, schemaInput, t.input, t.inputProps); err != nil {
-		return nil, err
-	}
-	if t.outSchema, err = compileSchema(c, f.Name, schemaOutput, t.output, nil); err != nil {
-		return nil, err
-	}
+	t.inSchema = newSchema(f.Name, schemaInput, t.input, t.inputProps)
+	t.outSchema = newSchema(f.Name, schemaOutput, t.output, nil)
 	return t, nil
 }
 
@@ -412,29 +422,25 @@ func checkOutputSchema(v any) error {
 	return nil
 }
 
-// compileSchema compiles a bundled schema under JSON Schema draft 2020-12
-// with c, which also checks it against the draft's metaschema. One compiler
-// serves the whole catalog so the metaschema is compiled once.
-func compileSchema(c *jsonschema.Compiler, tool string, kind schemaKind, data []byte, props []string) (*Schema, error) {
+// compileSchema compiles one bundled (reference-free) schema document
+// under draft 2020-12 with a compiler of its own, so schemas compile
+// independently and concurrently.
+func compileSchema(tool string, kind schemaKind, data []byte) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s %sSchema: %w", tool, kind, err)
 	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
 	url := "mem://apconnect/tools/" + tool + "/" + string(kind) + ".json"
 	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s %sSchema: %w", tool, kind, err)
 	}
 	sch, err := c.Compile(url)
 	if err != nil {
-		return nil, fmt.Errorf("%sSchema does not compile: %w", kind, err)
+		return nil, fmt.Errorf("%s %sSchema does not compile: %w", tool, kind, err)
 	}
-	return &Schema{tool: tool, kind: kind, sch: sch, props: props}, nil
-}
-
-func newCompiler() *jsonschema.Compiler {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	return c
+	return sch, nil
 }
 
 // bundler inlines the shared definitions of defs.json into tool schemas, so

@@ -1,10 +1,15 @@
 package toolcatalog
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"apconnect/schemas"
 )
 
 // fixtureDefs and fixtureTool are a tiny valid catalog that each case below
@@ -58,6 +63,57 @@ func TestLoadFixture(t *testing.T) {
 	}
 }
 
+// loadCompiled is loadCatalog followed by compileAll: every check a
+// catalog passes before it ships.
+func loadCompiled(fsys fstest.MapFS) (*loadedCatalog, error) {
+	cat, err := loadCatalog(fsys)
+	if err != nil {
+		return nil, err
+	}
+	return cat, cat.compileAll()
+}
+
+// TestEmbeddedCatalogCompiles compiles every schema of the shipped catalog,
+// which the server otherwise compiles on a tool's first call.
+func TestEmbeddedCatalogCompiles(t *testing.T) {
+	cat, err := loadCatalog(schemas.Tools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.compileAll(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSchemaCompilesOnFirstUse: loading compiles nothing; the first
+// validation compiles the schema once, and a schema that does not compile
+// fails every validation with an error that is not the caller's
+// (*ValidationError) and names the tool.
+func TestSchemaCompilesOnFirstUse(t *testing.T) {
+	var compiles int
+	s := newSchema("agent_protocols_demo", schemaInput, []byte(`{"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":false}`), []string{"n"})
+	inner := s.compiled
+	s.compiled = func() (*jsonschema.Schema, error) { compiles++; return inner() }
+	if err := s.ValidateJSON([]byte(`{"n":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	var ve *ValidationError
+	if err := s.ValidateJSON([]byte(`{"n":"x"}`)); !errors.As(err, &ve) || ve.Issues[0].Path != "/n" {
+		t.Fatalf("invalid input: %v", err)
+	}
+	if compiles != 2 { // two calls of the memoized compile
+		t.Fatalf("compiled() called %d times", compiles)
+	}
+
+	bad := newSchema("agent_protocols_demo", schemaOutput, []byte(`{"type":"object","minProperties":"two"}`), nil)
+	for range 2 {
+		err := bad.ValidateJSON([]byte(`{}`))
+		if err == nil || errors.As(err, &ve) || !strings.Contains(err.Error(), "agent_protocols_demo outputSchema does not compile") {
+			t.Fatalf("bad schema: %v", err)
+		}
+	}
+}
+
 func TestLoadRejects(t *testing.T) {
 	replace := func(old, new string) string {
 		if !strings.Contains(fixtureTool, old) {
@@ -105,7 +161,7 @@ func TestLoadRejects(t *testing.T) {
 		"host": {"$ref": "defs.json#/$defs/Host", "description": "Optional host."}`, ``), `must also take "host"`},
 		{"host not https", strings.Replace(fixtureDefs, `"pattern": "^https://[^/]+$"`, `"pattern": "^.+$"`, 1), fixtureTool, "https origin"},
 		{"output root not object", fixtureDefs, replace(`"outputSchema": {"$ref": "defs.json#/$defs/Out"}`, `"outputSchema": {"type": "array"}`), `"type": "object"`},
-		{"schema does not compile", fixtureDefs, replace(`"outputSchema": {"$ref": "defs.json#/$defs/Out"}`, `"outputSchema": {"type": "object", "properties": {}, "minProperties": "two"}`), "does not compile"},
+		{"schema does not compile", strings.Replace(fixtureDefs, `"Flag": {"type": "boolean"}`, `"Flag": {"type": "boolean", "minLength": "two"}`, 1), fixtureTool, "agent_protocols_demo outputSchema does not compile"},
 		{"unknown definition", fixtureDefs, replace(`defs.json#/$defs/Out`, `defs.json#/$defs/Nope`), `no definition "Nope"`},
 		{"foreign ref", fixtureDefs, replace(`defs.json#/$defs/Out`, `https://example.com/s.json`), "must be defs.json#/$defs/<Name>"},
 		{"non-annotation sibling of $ref", fixtureDefs, replace(`"description": "Optional host."`, `"minLength": 3`), "siblings other than description"},
@@ -120,7 +176,7 @@ func TestLoadRejects(t *testing.T) {
 		{"long description", fixtureDefs, replace(`Reads local state only.`, `Reads local state only. `+strings.Repeat("x", maxDescription)), "more than"},
 	}
 	for _, tc := range tests {
-		_, err := loadCatalog(fixtureFS(tc.defs, tc.tool))
+		_, err := loadCompiled(fixtureFS(tc.defs, tc.tool))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
 		}
