@@ -78,7 +78,7 @@ claude mcp add apconnect -- apconnect mcp --home ~/.config/apconnect`,
 }
 
 func runMCP(ctx context.Context, e *env, home, agent string, logger *slog.Logger) error {
-	go mcpserver.Preload() // the tool catalog compiles while the agent and its plugins load
+	go mcpserver.Preload() // the tool catalog loads while the agent and its plugins load
 	a, err := openAgent(ctx, home, agent, logger, false)
 	if err != nil {
 		return err
