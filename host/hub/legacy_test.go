@@ -128,6 +128,14 @@ func compareLegacySchema(t *testing.T, atLegacy bool) {
 	if len(legacy) < 10 {
 		t.Fatalf("the legacy schema has %d objects", len(legacy))
 	}
+	if atLegacy {
+		// hubdb.Open applies the shared group whole, and shared 2 drops
+		// the one index legacy 1 made that no group keeps.
+		if _, ok := legacy["accepted_envelopes_actor"]; !ok {
+			t.Fatal("legacy 1 made no accepted_envelopes_actor")
+		}
+		delete(legacy, "accepted_envelopes_actor")
+	}
 	if !maps.Equal(legacy, grouped) {
 		for name, def := range grouped {
 			if legacy[name] != def {
@@ -198,7 +206,7 @@ func TestLegacyDatabaseOpens(t *testing.T) {
 
 			h := hubtest.Start(t, hubtest.WithDir(dir), hubtest.WithClock(clock), listen)
 			got, err := h.DB().SchemaVersions(context.Background())
-			if want := map[string]int{"shared": 1, "profile": 1, "discourse": 3, "delegation": 1, "mail": 1, "knowledge": 1}; err != nil || !maps.Equal(got, want) {
+			if want := map[string]int{"shared": 2, "profile": 2, "discourse": 3, "delegation": 1, "mail": 1, "knowledge": 1}; err != nil || !maps.Equal(got, want) {
 				t.Fatalf("group versions %v (%v), want %v", got, err, want)
 			}
 			if n := scalar(t, h, `SELECT COUNT(*) FROM schema_migrations WHERE version <= 3`); n != int64(v) {

@@ -26,6 +26,7 @@ func Shared() Group {
 
 var sharedMigrations = []Migration{
 	{Version: 1, Name: "accepted envelopes and the nonce cache", SQL: sharedV1},
+	{Version: 2, Name: "no index of every envelope by actor", SQL: sharedV2},
 }
 
 // legacy maps the single history hub.db kept before migration groups:
@@ -64,6 +65,16 @@ CREATE TABLE nonce_cache (
 	max_nonce  INTEGER NOT NULL,
 	expires_at INTEGER NOT NULL -- Unix ms
 ) STRICT;
+`
+
+// sharedV2 drops accepted_envelopes_actor. One reader used it, the Profile
+// service's history of an actor's updates, yet every envelope of every
+// protocol added an entry: a page more written to the write-ahead log by
+// each accepted write (about one in nine of a Discourse message's), in the
+// hub's single writer. The Profile group indexes its own rows instead
+// (a partial index, profile migration 2).
+const sharedV2 = `
+DROP INDEX accepted_envelopes_actor;
 `
 
 // SchemaVersions returns the applied version of each migration group.

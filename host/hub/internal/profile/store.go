@@ -59,13 +59,18 @@ func documents(ctx context.Context, q hubhttp.Querier, ids []string) ([]json.Raw
 	return out, nil
 }
 
+// historySQL reads an actor's profile.update envelopes through the
+// profile_history index (migration 2), whose predicate it repeats as
+// literals.
+const historySQL = `SELECT nonce, envelope FROM accepted_envelopes
+	WHERE protocol = '` + Protocol + `' AND type = '` + rules.TypeUpdate + `' AND actor = ? AND nonce < ?
+	ORDER BY nonce DESC LIMIT ?`
+
 // history returns up to limit accepted profile.update envelopes of id with a
 // nonce below before, greatest nonce first, and the nonce to continue below
 // when more follow (0 otherwise).
 func history(ctx context.Context, q hubhttp.Querier, id string, before int64, limit int) ([]json.RawMessage, int64, error) {
-	rows, err := q.QueryContext(ctx, `SELECT nonce, envelope FROM accepted_envelopes
-		WHERE protocol = ? AND type = ? AND actor = ? AND nonce < ?
-		ORDER BY nonce DESC LIMIT ?`, Protocol, rules.TypeUpdate, id, before, limit+1)
+	rows, err := q.QueryContext(ctx, historySQL, id, before, limit+1)
 	if err != nil {
 		return nil, 0, err
 	}
