@@ -24,7 +24,8 @@ const benchHost = "https://hub.bench.invalid"
 // buildStore fills the state of agent seed directly through the store API
 // (no hub): rooms rooms of perRoom verified records each (real signed
 // records of a template room, so items and records have realistic sizes),
-// with inbox items on every twentieth record.
+// with inbox items on every fifth record (one room then holds more than
+// inbox_next's default page, so every size answers a full page).
 func buildStore(b *testing.B, dir string, seed byte, rooms, perRoom int) {
 	b.Helper()
 	self := hubtest.NewAgent(seed)
@@ -47,7 +48,7 @@ func buildStore(b *testing.B, dir string, seed byte, rooms, perRoom int) {
 		item, _ := json.Marshal(a.Item)
 		events = append(events, store.Event{Seq: a.Record.Seq, Hash: a.Record.Hash, EventID: a.Record.EnvelopeHash(), Type: a.Record.Type(),
 			Actor: a.Record.Actor(), HeadSeq: a.Head.Seq, HeadHash: a.Head.Hash, Record: rec, Item: item})
-		if i%20 == 0 {
+		if i%5 == 0 {
 			for _, it := range a.Inbox {
 				raw, _ := json.Marshal(it)
 				inbox = append(inbox, store.InboxEntry{ID: it.ID, Kind: it.Kind, Seq: *it.Seq, EventID: *it.EventID,
@@ -109,6 +110,11 @@ func (l latencies) pct(p float64) float64 {
 	return float64(s[i].Microseconds()) / 1000
 }
 
+// inboxPage is inbox_next's default page: every size of BenchmarkLocalReads
+// must fill it, so that the ratio compares the same answer (it once
+// compared 4 items with one room to 10 with 10,000).
+const inboxPage = 10
+
 // BenchmarkLocalReads measures the local read paths on a big state: an
 // unread timeline page of 50 (unread_only, limit 50) and inbox_next, with
 // 10,000 rooms of 100 records stored, against the same calls with one
@@ -147,7 +153,7 @@ func BenchmarkLocalReads(b *testing.B) {
 				t0 := time.Now()
 				res, err := c.InboxNext(ctx, "s0", connector.InboxNextInput{})
 				lat = append(lat, time.Since(t0))
-				if err != nil || len(res.Items) == 0 {
+				if err != nil || len(res.Items) != inboxPage {
 					b.Fatalf("inbox: %v", err)
 				}
 			}
