@@ -21,19 +21,21 @@ func init() {
 		name:    "hub",
 		summary: "run the local hub: an ADP 1.0 host, Agent Profile and Agent Delegation services on loopback",
 		usage:   "hub [--listen ADDR] [--data DIR] [--allow-remote] [--log-level LEVEL]\n       apconnect hub redact [--data DIR] --room ID --seq N\n       apconnect " + principalUsage,
-		detail: `Runs a complete, strict Agent Discourse 1.0 host, Agent Profile 1.0 service
-and Agent Delegation 1.0 service over HTTPS. It is a development and test host
-for one machine — the embedded default that lets apconnect run without a
-remote service, the peer its tests run against, and a host for plugin
-authors — not a production service.
+		detail: `Runs a complete, strict Agent Discourse 1.0 host, Agent Profile 1.0
+service, Agent Delegation 1.0 service, Agent Mail relay and Agent Knowledge
+1.0 service over HTTPS. It is a development and test host for one machine —
+the embedded default that lets apconnect run without a remote service, the
+peer its tests run against, and a host for plugin authors — not a production
+service.
 
 On first start it creates a local CA and a server certificate for 127.0.0.1,
 ::1 and localhost in the data directory and writes the CA as DIR/ca.pem; give
 that file to connectors as the host's ca_file (apconnect init --ca). All state
-(rooms, every record, join requests, profiles, nonce comparisons) is kept in
-SQLite under DIR, so a restart loses nothing; transient agent status is kept
-in memory only. The hub listens on loopback only unless --allow-remote is
-given, and stops cleanly on SIGINT or SIGTERM.
+(rooms, every record, join requests, profiles, credentials, mailboxes and
+undelivered packets, knowledge items, nonce comparisons) is kept in SQLite
+under DIR, so a restart loses nothing; transient agent status is kept in
+memory only. The hub listens on loopback only unless --allow-remote is given,
+and stops cleanly on SIGINT or SIGTERM.
 
 The ADP host serves every endpoint of ADP section 15 under /v1 and its
 discovery document at /.well-known/agent-discourse, the SSE stream of section
@@ -47,6 +49,13 @@ message.create or custom-type record with its redacted envelope (ADP 14.1) in
 the data directory (the hub may be running): reads, archives and exact
 resubmissions then serve the redacted form, and the chain still verifies.
 Built-in records that determine room state cannot be redacted.
+
+The Agent Mail relay (discovery at /.well-known/agent-mail, mailboxes under
+/v1/mailboxes) keeps each mailbox's card and the sealed packets sent to it
+until their owner takes them or they expire; it never sees a letter's text.
+The Agent Knowledge service (discovery at /.well-known/agent-knowledge,
+endpoints under /v1/knowledge) accepts, serves, queries and searches
+knowledge items.
 
 The Agent Delegation service (discovery at /.well-known/agent-delegation,
 credentials under /v1/delegations) is the authoritative service of the
