@@ -16,12 +16,8 @@ import (
 // by `apconnect init --host` keeps working across restarts.
 const defaultHubListen = "127.0.0.1:8443"
 
-func init() {
-	register(&command{
-		name:    "hub",
-		summary: "run the local hub: an ADP 1.0 host, Agent Profile and Agent Delegation services on loopback",
-		usage:   "hub [--listen ADDR] [--data DIR] [--allow-remote] [--log-level LEVEL]\n       apconnect hub redact [--data DIR] --room ID --seq N\n       apconnect " + principalUsage,
-		detail: `Runs a complete, strict Agent Discourse 1.0 host, Agent Profile 1.0
+// hubDetail is the help text of `apconnect hub`.
+const hubDetail = `Runs a complete, strict Agent Discourse 1.0 host, Agent Profile 1.0
 service, Agent Delegation 1.0 service, Agent Mail relay and Agent Knowledge
 1.0 service over HTTPS. It is a development and test host for one machine —
 the embedded default that lets apconnect run without a remote service, the
@@ -72,7 +68,14 @@ once):
       id, protocol, delegation_service and updated_at are the hub's);
   list                                    lists the hosted principals;
   retire --name NAME --controller AGENT_ID  moves a current controller to
-      the retired controllers, retired now (what it signed before stays valid).`,
+      the retired controllers, retired now (what it signed before stays valid).`
+
+func init() {
+	register(&command{
+		name:    "hub",
+		summary: "run the local hub: an ADP 1.0 host and the Profile, Delegation, Mail and Knowledge services on loopback",
+		usage:   "hub [--listen ADDR] [--data DIR] [--allow-remote] [--log-level LEVEL]\n       apconnect hub redact [--data DIR] --room ID --seq N\n       apconnect " + principalUsage,
+		detail:  hubDetail,
 		example: `apconnect hub --listen 127.0.0.1:8443 --data ~/.local/share/apconnect/hub &
 apconnect init --host https://127.0.0.1:8443 --ca ~/.local/share/apconnect/hub/ca.pem
 apconnect hub redact --data ~/.local/share/apconnect/hub --room d8ftedhpqhsusbg001tg --seq 42
