@@ -8,10 +8,12 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"apconnect/host/connector/discourse"
+	"apconnect/host/plugin"
 	"apconnect/host/toolcatalog"
 )
 
@@ -100,7 +102,7 @@ func (s *server) pluginHandler(name string, writes bool) mcp.ToolHandler {
 			defer st.mu.Unlock()
 		}
 		defer s.watch.poke()
-		out, err := s.conn.CallTool(ctx, st.id, name, args)
+		out, err := s.conn.CallTool(pluginProgress(ctx, req), st.id, name, args)
 		if err != nil {
 			return s.toolError(name, err), nil
 		}
@@ -129,6 +131,26 @@ func (s *server) pluginHandler(name string, writes bool) mcp.ToolHandler {
 		res.Content = content
 		return res, nil
 	}
+}
+
+// pluginProgress is ctx with the plugin runtime's progress reports of a
+// call that waits for its plugin to be compiled and started
+// (plugin.WithProgress) sent to the client as progress notifications, when
+// the call carries a progress token. Each report counts one step: progress
+// 1, 2, … with no total, and the runtime's message.
+func pluginProgress(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	if req == nil || req.Params == nil || req.Session == nil {
+		return ctx
+	}
+	token := req.Params.GetProgressToken()
+	if token == nil {
+		return ctx
+	}
+	var steps atomic.Int64
+	return plugin.WithProgress(ctx, func(msg string) {
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+			ProgressToken: token, Progress: float64(steps.Add(1)), Message: msg})
+	})
 }
 
 // proposalSummary is one line per proposal of a tool result.
