@@ -7,8 +7,6 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"apconnect/schemas"
 )
 
@@ -85,32 +83,39 @@ func TestEmbeddedCatalogCompiles(t *testing.T) {
 	}
 }
 
-// TestSchemaCompilesOnFirstUse: loading compiles nothing; the first
-// validation compiles the schema once, and a schema that does not compile
-// fails every validation with an error that is not the caller's
+// TestSchemaCompilesOnFirstUse: loading compiles nothing (a catalog whose
+// schema does not compile loads, and fails only compileAll); a schema
+// compiles once, on its first use, and one that does not compile fails
+// every validation with an error that is not the caller's
 // (*ValidationError) and names the tool.
 func TestSchemaCompilesOnFirstUse(t *testing.T) {
-	var compiles int
+	broken := strings.Replace(fixtureDefs, `"Flag": {"type": "boolean"}`, `"Flag": {"type": "boolean", "minLength": "two"}`, 1)
+	cat, err := loadCatalog(fixtureFS(broken, fixtureTool))
+	if err != nil {
+		t.Fatalf("loading compiled the schemas: %v", err)
+	}
+	if err := cat.compileAll(); err == nil {
+		t.Fatal("compileAll accepted a schema that does not compile")
+	}
+	out := cat.byName["agent_protocols_demo"].outSchema
+	var ve *ValidationError
+	for range 2 {
+		err := out.ValidateJSON([]byte(`{}`))
+		if err == nil || errors.As(err, &ve) || !strings.Contains(err.Error(), "agent_protocols_demo outputSchema does not compile") {
+			t.Fatalf("broken schema: %v", err)
+		}
+	}
+
 	s := newSchema("agent_protocols_demo", schemaInput, []byte(`{"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":false}`), []string{"n"})
-	inner := s.compiled
-	s.compiled = func() (*jsonschema.Schema, error) { compiles++; return inner() }
 	if err := s.ValidateJSON([]byte(`{"n":1}`)); err != nil {
 		t.Fatal(err)
 	}
-	var ve *ValidationError
 	if err := s.ValidateJSON([]byte(`{"n":"x"}`)); !errors.As(err, &ve) || ve.Issues[0].Path != "/n" {
 		t.Fatalf("invalid input: %v", err)
 	}
-	if compiles != 2 { // two calls of the memoized compile
-		t.Fatalf("compiled() called %d times", compiles)
-	}
-
-	bad := newSchema("agent_protocols_demo", schemaOutput, []byte(`{"type":"object","minProperties":"two"}`), nil)
-	for range 2 {
-		err := bad.ValidateJSON([]byte(`{}`))
-		if err == nil || errors.As(err, &ve) || !strings.Contains(err.Error(), "agent_protocols_demo outputSchema does not compile") {
-			t.Fatalf("bad schema: %v", err)
-		}
+	first, _ := s.compiled()
+	if again, _ := s.compiled(); first == nil || again != first {
+		t.Fatal("the schema compiled again")
 	}
 }
 
