@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,7 +43,11 @@ func TestConformance(t *testing.T) {
 	node, suite := suitePaths(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "apconnect")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "apconnect/cmd/apconnect")
+	goTool, err := exec.LookPath("go") // the one `go test` runs with, else $GOROOT's
+	if err != nil {
+		goTool = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	}
+	build := exec.Command(goTool, "build", "-o", bin, "apconnect/cmd/apconnect")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		t.Fatalf("building apconnect: %v", err)
