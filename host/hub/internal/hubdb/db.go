@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -554,6 +555,27 @@ func (db *DB) QueryRow(ctx context.Context, tx *sql.Tx, query string, args ...an
 		return tx.QueryRowContext(ctx, query, args...)
 	}
 	return st.QueryRowContext(ctx, args...)
+}
+
+// QueryPlan returns the plan SQLite chooses for query with args on the
+// read pool (EXPLAIN QUERY PLAN), its steps' details joined by "; ": what a
+// test reads to hold a query to the index it was written for.
+func (db *DB) QueryPlan(ctx context.Context, query string, args ...any) (string, error) {
+	rows, err := db.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var steps []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			return "", err
+		}
+		steps = append(steps, detail)
+	}
+	return strings.Join(steps, "; "), rows.Err()
 }
 
 // Close commits a transaction still open for expected writes and closes
