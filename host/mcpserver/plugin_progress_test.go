@@ -16,7 +16,7 @@ import (
 // A call of a plugin tool that waits for its plugin to be compiled and
 // started (a plugin described from the cache, called for the first time)
 // tells a client that sent a progress token that it waits; a call of a
-// ready plugin, or one without a token, sends nothing.
+// ready plugin sends nothing.
 func TestPluginCompileProgress(t *testing.T) {
 	t.Parallel()
 	wasm := plugintest.BuildWat(t, "../plugin/testdata/cache/honest.wat")
