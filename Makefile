@@ -142,7 +142,7 @@ test: test-tools
 INTEROP      := test/interop
 INTEROP_VENV := $(INTEROP)/.venv
 INTEROP_ENV   = APCONNECT_BIN=$(CURDIR)/$(BIN)/apconnect GOVERDICT_BIN=$(CURDIR)/$(BIN)/goverdict \
-                SDK_CONNECTOR_BIN=$(CURDIR)/$(INTEROP)/rust/target/release/sdk-connector-interop
+                SDK_CONNECTOR_BIN=$(CURDIR)/$(INTEROP)/rust/_target/release/sdk-connector-interop
 PYTEST        = $(INTEROP_ENV) $(INTEROP_VENV)/bin/python -m pytest -c $(INTEROP)/pytest.ini
 
 $(INTEROP_VENV)/installed: $(INTEROP)/requirements.txt
@@ -214,4 +214,4 @@ demo: build
 	@./examples/demo.sh $(BIN)/apconnect
 
 clean:
-	rm -rf $(BIN) bench/report.json $(INTEROP_VENV) $(INTEROP)/rust/target
+	rm -rf $(BIN) bench/report.json $(INTEROP_VENV) $(INTEROP)/rust/_target

@@ -24,7 +24,7 @@ func sdkBin() string {
 	if p := os.Getenv("SDK_CONNECTOR_BIN"); p != "" {
 		return p
 	}
-	p, _ := filepath.Abs("../interop/rust/target/speed-peer/sdk-connector-interop")
+	p, _ := filepath.Abs("../interop/rust/_target/speed-peer/sdk-connector-interop")
 	return p
 }
 

@@ -1,7 +1,7 @@
 // Package housestyle holds the repository-wide checks of the house style
 // that gofmt, go vet and staticcheck do not make: the length of production
-// functions and the grouping of imports. Each names the file and line to
-// fix.
+// functions, the grouping of imports, and cargo's builds kept where the go
+// tool does not look. Each names the file and line to fix.
 package housestyle
 
 import (
@@ -35,8 +35,7 @@ func goFiles(t *testing.T, tests bool, dirs ...string) []string {
 				return err
 			}
 			if d.IsDir() {
-				switch d.Name() {
-				case "testdata", "node_modules", "target", ".venv":
+				if skippedDir(d.Name()) && path != filepath.Join(root, dir) {
 					return filepath.SkipDir
 				}
 				return nil
@@ -55,6 +54,15 @@ func goFiles(t *testing.T, tests bool, dirs ...string) []string {
 		t.Fatalf("found only %d Go files under %v", len(out), dirs)
 	}
 	return out
+}
+
+// skippedDir reports whether the go tool leaves a directory of that name
+// out of a pattern such as apconnect/... (testdata, and names beginning with
+// "." or "_"), or it holds another toolchain's files (npm's node_modules,
+// cargo's default target).
+func skippedDir(name string) bool {
+	return name == "testdata" || name == "node_modules" || name == "target" ||
+		strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")
 }
 
 // generated reports whether f carries the standard "Code generated … DO
@@ -184,4 +192,74 @@ func TestRootIsTheRepository(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestCargoBuildsWhereGoDoesNotLook holds every cargo project in the main
+// module to a target directory that the go tool skips. CI builds the interop
+// suite's cargo program while the Go tests run; with cargo's default target/
+// a directory cargo removed while `go list apconnect/...` walked it failed
+// the listing (test/layering, and lint's staticcheck ./... could as well).
+// sdk-guest is a module of its own, which the go tool does not enter.
+func TestCargoBuildsWhereGoDoesNotLook(t *testing.T) {
+	projects := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && (skippedDir(d.Name()) || isFile(filepath.Join(path, "go.mod"))) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Name() != "Cargo.toml" {
+			return nil
+		}
+		projects++
+		dir := filepath.Dir(path)
+		target := cargoTargetDir(t, filepath.Join(dir, ".cargo", "config.toml"))
+		if strings.Contains(target, "/") || !strings.HasPrefix(target, "_") && !strings.HasPrefix(target, ".") {
+			t.Errorf("%s: cargo's target-dir is %q; set [build] target-dir in %s/.cargo/config.toml to a name beginning with \"_\"",
+				path, target, dir)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if projects == 0 {
+		t.Fatal("found no cargo project in the main module (test/interop/rust is one)")
+	}
+}
+
+// cargoTargetDir returns the build.target-dir a cargo config sets ("" when
+// the file or the key is missing).
+func cargoTargetDir(t *testing.T, config string) string {
+	t.Helper()
+	data, err := os.ReadFile(config)
+	if err != nil {
+		return ""
+	}
+	section := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			section = line
+			continue
+		}
+		key, value, ok := strings.Cut(line, "=")
+		if ok && section == "[build]" && strings.TrimSpace(key) == "target-dir" {
+			v, err := strconv.Unquote(strings.TrimSpace(value))
+			if err != nil {
+				t.Fatalf("%s: target-dir %s: %v", config, value, err)
+			}
+			return v
+		}
+	}
+	return ""
+}
+
+func isFile(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && !info.IsDir()
 }

@@ -23,7 +23,7 @@ func sdkMailBench() string {
 	if p := os.Getenv("SDK_CONNECTOR_BIN"); p != "" {
 		return p
 	}
-	p, _ := filepath.Abs("../../../test/interop/rust/target/speed-peer/sdk-connector-interop")
+	p, _ := filepath.Abs("../../../test/interop/rust/_target/speed-peer/sdk-connector-interop")
 	return p
 }
 

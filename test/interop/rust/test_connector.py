@@ -28,7 +28,7 @@ class RustConnector:
     """The cargo program: one request line in, one answer line out."""
 
     def __init__(self, hub):
-        exe = binary("SDK_CONNECTOR_BIN", "test/interop/rust/target/release/sdk-connector-interop")
+        exe = binary("SDK_CONNECTOR_BIN", "test/interop/rust/_target/release/sdk-connector-interop")
         self.proc = subprocess.Popen([str(exe), "--host", hub.origin, "--ca", hub.ca], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
         self.stderr: list[str] = []
